@@ -1,0 +1,335 @@
+"""Runs the calls of one step: gate them (invalid, unknown, client, approval,
+latent), execute the rest under a strategy, and stream every event as it happens.
+
+Strategies and steering checkpoints follow yoagent exactly:
+
+=============  ==========================  ===============================
+strategy       runs                        steering checked
+=============  ==========================  ===============================
+parallel       all at once (default)       once, after all finish
+sequential     one at a time               after each call, incl. the last
+batched(n)     groups of n, concurrently   after each batch, incl. the last
+=============  ==========================  ===============================
+
+When steering is found, the calls not yet started are skipped with the error
+"Skipped due to queued user message.". A tool marked ``sequential`` is a
+barrier under any strategy: it runs alone, after everything before it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import threading
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .call import (
+    Call,
+    CallState,
+    Cancelled,
+    Denied,
+    InvalidArgs,
+    Skipped,
+    TimedOut,
+    ToolError,
+    ToolNotFound,
+    ToolResult,
+)
+from .context import CancelToken, ToolContext
+from .events import (
+    ApprovalRequested,
+    ApprovalResolved,
+    Event,
+    PendingCall,
+    ToolCallResult,
+    ToolExecutionStart,
+    ToolPartialOutput,
+    ToolProgress,
+)
+from .tool import Executor, as_result
+from .toolbox import Toolbox
+
+
+@dataclass(frozen=True, slots=True)
+class Strategy:
+    kind: str = "parallel"
+    size: int = 0
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("parallel", "sequential", "batched"):
+            raise ValueError(f"unknown strategy {self.kind!r}")
+        if self.kind == "batched" and self.size < 1:
+            raise ValueError("batched(n) needs n >= 1")
+
+
+PARALLEL = Strategy("parallel")
+SEQUENTIAL = Strategy("sequential")
+
+
+def batched(size: int) -> Strategy:
+    return Strategy("batched", size)
+
+
+def as_strategy(value: str | Strategy) -> Strategy:
+    return value if isinstance(value, Strategy) else Strategy(value)
+
+
+def result_event(call: Call) -> ToolCallResult:
+    """The one result event of a finished call."""
+    if call.error is not None:
+        state = "output-denied" if call.state is CallState.OUTPUT_DENIED else "output-error"
+        return ToolCallResult(
+            call.id,
+            call.tool_name,
+            state,
+            content=call.error.model_text(),
+            error=call.error.model_text(),
+            error_kind=call.error.kind,
+        )
+    assert call.result is not None
+    return ToolCallResult(
+        call.id,
+        call.tool_name,
+        "output-available",
+        output=call.result.content,
+        content=call.model_text(),
+        details=call.result.details,
+    )
+
+
+def new_approval_id() -> str:
+    """Unguessable, and distinct from the call id (the AI SDK keys approvals by it)."""
+    return "apr_" + secrets.token_urlsafe(18)
+
+
+class StepExecutor:
+    """Carries out the calls of one step and yields events in completion order.
+
+    After ``run()`` is drained, every call is either done (one result) or listed
+    in ``pending`` (waiting for a human or a front end).
+    """
+
+    def __init__(
+        self,
+        calls: list[Call],
+        toolbox: Toolbox,
+        *,
+        strategy: Strategy,
+        cancel: CancelToken,
+        state: Any = None,
+        deps: Any = None,
+        decisions: dict[str, Any] | None = None,
+        steering: Callable[[], bool] = lambda: False,
+        on_result: Callable[[Call], list[Event]] | None = None,
+        cancel_grace: float = 5.0,
+    ) -> None:
+        self.calls = calls
+        self.toolbox = toolbox
+        self.strategy = strategy
+        self.cancel = cancel
+        self.state = state
+        self.deps = deps
+        self.decisions = decisions or {}
+        self.steering = steering
+        self.on_result = on_result
+        self.cancel_grace = cancel_grace
+        self.pending: list[PendingCall] = []
+        self.steered = False
+
+    async def run(self) -> AsyncIterator[Event]:
+        runnable: list[tuple[Call, Executor]] = []
+        for call in self.calls:
+            for event in self._gate(call, runnable):
+                yield event
+        groups = self._groups(runnable)
+        for i, group in enumerate(groups):
+            if self.steered or self.cancel.is_cancelled():
+                reason: ToolError = Skipped() if self.steered else Cancelled(self.cancel.reason)
+                for call, _ in group:
+                    call.fail(reason)
+                    for event in self._finished(call):
+                        yield event
+                continue
+            async for event in self._run_group(group):
+                yield event
+            # The run loop polls steering after every step; here it only decides skipping.
+            if self.strategy.kind != "parallel" and i < len(groups) - 1 and self.steering():
+                self.steered = True
+
+    # --- gating -----------------------------------------------------------------
+
+    def _gate(self, call: Call, runnable: list[tuple[Call, Executor]]) -> list[Event]:
+        """Decide what happens to a call before anything runs; returns events to emit."""
+        if call.done:
+            return self._finished(call)
+        tool = call.tool
+        if tool is None:
+            call.fail(ToolNotFound(call.tool_name, self.toolbox.names))
+            return self._finished(call)
+        kind = self.toolbox.kind(tool)
+        if kind == "client":
+            self.pending.append(PendingCall(call.id, call.tool_name, call.raw_arguments, "client"))
+            return []
+        events: list[Event] = []
+        if call.state is CallState.INPUT_AVAILABLE and tool.needs_approval(call.arguments or {}):
+            decision = self.decisions.get(call.id)
+            call.transition(CallState.APPROVAL_REQUESTED)
+            if decision is None:
+                call.approval_id = call.approval_id or new_approval_id()
+                reason = call.meta.get("_reasoningForCall")
+                self.pending.append(
+                    PendingCall(
+                        call.id, call.tool_name, call.raw_arguments, "approval",
+                        call.approval_id, reason,
+                    )
+                )
+                return [
+                    ApprovalRequested(
+                        call.id, call.approval_id, call.tool_name, call.raw_arguments, reason
+                    )
+                ]
+            call.decision = decision
+            call.transition(CallState.APPROVAL_RESPONDED)
+            events.append(
+                ApprovalResolved(call.id, call.approval_id, decision.approved, decision.reason)
+            )
+            if not decision.approved:
+                call.fail(Denied(decision.reason or ""))
+                return events + self._finished(call)
+            if decision.arguments is not None:
+                error = self._apply_edit(call, decision.arguments)
+                if error is not None:
+                    call.fail(error)
+                    return events + self._finished(call)
+        if kind == "latent":
+            if "_output" not in call.meta:
+                call.fail(InvalidArgs(f"{call.tool_name} is answered by you: fill `_output`"))
+            else:
+                call.succeed(ToolResult(call.meta["_output"]))
+            return events + self._finished(call)
+        executor = self.toolbox.executor_for(tool)
+        assert executor is not None
+        runnable.append((call, executor))
+        return events
+
+    def _apply_edit(self, call: Call, arguments: dict[str, Any]) -> ToolError | None:
+        tool = call.tool
+        assert tool is not None
+        if arguments == call.arguments:
+            return None
+        if not tool.allow_edits:
+            return InvalidArgs(f"{tool.name} does not allow its arguments to be edited")
+        try:
+            call.validated = tool.validate(arguments)
+        except ToolError as exc:
+            return exc
+        call.arguments = arguments
+        return None
+
+    def _finished(self, call: Call) -> list[Event]:
+        events: list[Event] = [result_event(call)]
+        if self.on_result is not None:
+            events += self.on_result(call)
+        return events
+
+    # --- running ----------------------------------------------------------------
+
+    def _groups(self, runnable: list[tuple[Call, Executor]]) -> list[list[tuple[Call, Executor]]]:
+        groups: list[list[tuple[Call, Executor]]] = []
+        size = {"parallel": 0, "sequential": 1}.get(self.strategy.kind, self.strategy.size)
+        current: list[tuple[Call, Executor]] = []
+        for item in runnable:
+            tool = item[0].tool
+            if tool is not None and tool.sequential:
+                if current:
+                    groups.append(current)
+                groups.append([item])
+                current = []
+                continue
+            current.append(item)
+            if size and len(current) == size:
+                groups.append(current)
+                current = []
+        if current:
+            groups.append(current)
+        return groups
+
+    async def _run_group(self, group: list[tuple[Call, Executor]]) -> AsyncIterator[Event]:
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[Event | None] = asyncio.Queue()
+        loop_thread = threading.get_ident()
+
+        def put(event: Event | None) -> None:
+            if threading.get_ident() == loop_thread:
+                queue.put_nowait(event)
+            else:
+                loop.call_soon_threadsafe(queue.put_nowait, event)
+
+        tasks = [
+            asyncio.create_task(self._run_one(call, executor, put)) for call, executor in group
+        ]
+
+        def hard_cancel() -> None:
+            for task in tasks:
+                task.cancel()
+
+        def on_cancel() -> None:
+            loop.call_later(self.cancel_grace, hard_cancel)
+
+        self.cancel.add_callback(on_cancel)
+        remaining = len(tasks)
+        try:
+            while remaining:
+                event = await queue.get()
+                if event is None:  # one call finished and all its events are out
+                    remaining -= 1
+                else:
+                    yield event
+        finally:
+            self.cancel.remove_callback(on_cancel)
+            for task in tasks:
+                if not task.done():
+                    task.cancel()
+
+    async def _run_one(
+        self, call: Call, executor: Executor, put: Callable[[Event | None], None]
+    ) -> None:
+        tool = call.tool
+        assert tool is not None
+        token = self.cancel.child()
+        name = call.tool_name
+        ctx = ToolContext(
+            call.id,
+            name,
+            token,
+            self.state,
+            self.deps,
+            call.meta,
+            lambda text, fraction: put(ToolProgress(call.id, name, text, fraction)),
+            lambda partial: put(ToolPartialOutput(call.id, name, partial)),
+        )
+        put(ToolExecutionStart(call.id, name))
+        try:
+            if tool.timeout is None:
+                value = await executor(call.validated, ctx)
+            else:
+                try:
+                    async with asyncio.timeout(tool.timeout):
+                        value = await executor(call.validated, ctx)
+                except TimeoutError:
+                    token.cancel("timed out")
+                    raise TimedOut(tool.timeout) from None
+            call.succeed(as_result(value))
+        except ToolError as exc:
+            call.fail(exc)
+        except asyncio.CancelledError:
+            call.fail(Cancelled(self.cancel.reason))
+        except Exception as exc:  # a raising tool is a result the model sees, never a crash
+            call.fail(ToolError(str(exc) or type(exc).__name__))
+        finally:
+            self.cancel.release(token)
+        for event in self._finished(call):
+            put(event)
+        put(None)

@@ -1,0 +1,125 @@
+"""The one contract between the run loop and every model adapter.
+
+An adapter turns a ``ModelRequest`` into ONE async stream of model events: text
+and reasoning deltas, tool-call start / argument delta / end, and a finish with
+usage and finish reason. The loop never learns which provider produced them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypeAlias, runtime_checkable
+
+if TYPE_CHECKING:
+    from ..context import CancelToken
+    from ..messages import Message
+
+Mode = Literal["native", "structured"]
+ToolChoice = Literal["auto", "none", "required"] | str  # a tool name forces that tool
+
+
+@dataclass(slots=True)
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    requests: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    def add(self, other: Usage) -> None:
+        self.input_tokens += other.input_tokens
+        self.output_tokens += other.output_tokens
+        self.requests += other.requests
+
+
+@dataclass(slots=True)
+class ModelRequest:
+    """What the loop asks of a model for one step.
+
+    ``messages`` is the run's own list: adapters read it and never mutate it.
+    """
+
+    messages: list[Message]
+    instructions: str | None = None
+    mode: Mode = "native"
+    tools: list[dict[str, Any]] = field(default_factory=list)  # native definitions
+    tool_choice: ToolChoice = "auto"
+    solution_schema: dict[str, Any] | None = None  # structured mode
+    output_schema: dict[str, Any] | None = None
+    cancel: CancelToken | None = None
+    step: int = 0
+
+
+# --- model events -------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class TextPart:
+    type: ClassVar[str] = "text"
+    delta: str
+
+
+@dataclass(slots=True)
+class ReasoningPart:
+    type: ClassVar[str] = "reasoning"
+    delta: str
+
+
+@dataclass(slots=True)
+class ToolCallStartPart:
+    type: ClassVar[str] = "tool-call-start"
+    call_id: str
+    name: str
+
+
+@dataclass(slots=True)
+class ToolCallDeltaPart:
+    type: ClassVar[str] = "tool-call-delta"
+    call_id: str
+    delta: str
+
+
+@dataclass(slots=True)
+class ToolCallEndPart:
+    type: ClassVar[str] = "tool-call-end"
+    call_id: str
+
+
+@dataclass(slots=True)
+class FinishPart:
+    type: ClassVar[str] = "finish"
+    reason: str = "stop"  # stop | tool-calls | length | content-filter | error | other
+    usage: Usage = field(default_factory=Usage)
+
+
+@dataclass(slots=True)
+class ErrorPart:
+    """A provider error that ended the step (after retries where they apply)."""
+
+    type: ClassVar[str] = "error"
+    message: str
+    code: str = "model_error"
+
+
+ModelEvent: TypeAlias = (
+    TextPart
+    | ReasoningPart
+    | ToolCallStartPart
+    | ToolCallDeltaPart
+    | ToolCallEndPart
+    | FinishPart
+    | ErrorPart
+)
+
+
+@runtime_checkable
+class Model(Protocol):
+    """A model adapter. ``modes`` lists the request modes it supports, preferred first."""
+
+    name: str
+    modes: tuple[Mode, ...]
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]: ...

@@ -1,0 +1,122 @@
+"""A deterministic model for tests and benchmarks: it streams text, reasoning and
+tool-call deltas from a script, or from a function of the request."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .base import (
+    ErrorPart,
+    FinishPart,
+    Mode,
+    ModelEvent,
+    ModelRequest,
+    ReasoningPart,
+    TextPart,
+    ToolCallDeltaPart,
+    ToolCallEndPart,
+    ToolCallStartPart,
+    Usage,
+)
+
+
+@dataclass(slots=True)
+class ScriptedCall:
+    name: str
+    arguments: dict[str, Any] | str
+    id: str | None = None
+    chunks: Sequence[str] | None = None  # the argument text split as it should stream
+
+
+@dataclass(slots=True)
+class ScriptedReasoning:
+    text: str
+
+
+Item = str | ScriptedCall | ScriptedReasoning | ModelEvent
+Turn = Sequence[Item]
+Script = Sequence[Turn] | Callable[[ModelRequest], Turn]
+
+
+def call(
+    name: str,
+    arguments: dict[str, Any] | str | None = None,
+    *,
+    id: str | None = None,
+    chunks: Sequence[str] | None = None,
+) -> ScriptedCall:
+    return ScriptedCall(name, {} if arguments is None else arguments, id, chunks)
+
+
+def think(text: str) -> ScriptedReasoning:
+    return ScriptedReasoning(text)
+
+
+class ScriptedModel:
+    """Plays one turn of the script per model request.
+
+    With a list, turn N answers request N; with a function, the turn is computed
+    from the request (so it can depend on the conversation). Text items stream
+    word by word when ``split_text`` is set, as a real model would.
+    """
+
+    def __init__(
+        self,
+        script: Script,
+        *,
+        name: str = "scripted",
+        modes: tuple[Mode, ...] = ("native",),
+        split_text: bool = False,
+    ) -> None:
+        self.name = name
+        self.modes = modes
+        self._script = script
+        self._split_text = split_text
+        self.requests: list[ModelRequest] = []
+        self._calls = 0
+
+    def _next_turn(self, request: ModelRequest) -> Turn | None:
+        if callable(self._script):
+            return self._script(request)
+        if self._calls >= len(self._script):
+            return None
+        return self._script[self._calls]
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        self.requests.append(request)
+        turn = self._next_turn(request)
+        index = self._calls
+        self._calls += 1
+        if turn is None:
+            yield ErrorPart("the scripted model has no more turns", code="script_exhausted")
+            return
+        has_calls = False
+        for i, item in enumerate(turn):
+            if isinstance(item, str):
+                for piece in _split(item) if self._split_text else (item,):
+                    yield TextPart(piece)
+            elif isinstance(item, ScriptedCall):
+                has_calls = True
+                call_id = item.id or f"call_{index}_{i}"
+                yield ToolCallStartPart(call_id, item.name)
+                text = (
+                    item.arguments
+                    if isinstance(item.arguments, str)
+                    else json.dumps(item.arguments, separators=(",", ":"))
+                )
+                for chunk in item.chunks if item.chunks is not None else (text,):
+                    yield ToolCallDeltaPart(call_id, chunk)
+                yield ToolCallEndPart(call_id)
+            elif isinstance(item, ScriptedReasoning):
+                yield ReasoningPart(item.text)
+            else:
+                yield item
+        yield FinishPart("tool-calls" if has_calls else "stop", Usage(10, 5, 1))
+
+
+def _split(text: str) -> list[str]:
+    words = text.split(" ")
+    return [w + " " for w in words[:-1]] + [words[-1]]

@@ -1,0 +1,378 @@
+"""Tool: the blueprint a model sees and the code (if any) that carries a call out.
+
+A tool is made from a typed Python function (``@tool``) or from a JSON-Schema
+blueprint (``Tool.from_schema``: the Acts ``_tool``/``_output``/... shape or the
+plain ``{name, description, parameters}`` shape of AG-UI and OpenAI). Either way
+it ends up as one ``Tool`` with a parameters schema, a validator, and an executor
+or none: with none it is latent (the model fills ``_output``) or, when marked
+``client``, a front end runs it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, get_type_hints
+
+import docstring_parser
+import jsonschema
+from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import ValidationError as PydanticValidationError
+
+from .call import InvalidArgs, ToolResult
+from .context import ToolContext
+
+Executor = Callable[[Any, ToolContext], Awaitable[Any]]
+Validator = Callable[[dict[str, Any]], Any]
+ApprovalPolicy = bool | Callable[[dict[str, Any]], bool]
+InputCallback = Callable[..., None]
+
+META_ORDER = ("_tool", "_reasoningForCall", "_instance", "_scopes", "_delegate")
+TAIL_META = ("_outputPath", "_outputMethod", "_output")
+
+
+def _no_validation(args: dict[str, Any]) -> Any:
+    return args
+
+
+@dataclass(slots=True, eq=False)
+class Tool:
+    """One tool. Build it with ``@tool`` or ``Tool.from_schema``; the fields are its blueprint."""
+
+    name: str
+    description: str = ""
+    parameters: dict[str, Any] = field(
+        default_factory=lambda: {"type": "object", "properties": {}}
+    )
+    title: str | None = None
+    output_schema: dict[str, Any] | None = None
+    executor: Executor | None = None
+    validator: Validator = _no_validation
+    activity: str | None = None  # the name of an activity that carries calls out
+    client: bool = False  # a front end runs it
+    requires_approval: ApprovalPolicy = False
+    allow_edits: bool = False  # a human approving may change the arguments
+    timeout: float | None = None
+    sequential: bool = False  # a barrier: runs alone, after earlier calls finish
+    idempotent: bool = False  # safe to run again after a crash
+    meta: dict[str, Any] = field(default_factory=dict)  # `_` meta schemas from a blueprint
+    on_input_start: InputCallback | None = None
+    on_input_delta: InputCallback | None = None
+    on_input_available: InputCallback | None = None
+
+    def needs_approval(self, arguments: dict[str, Any]) -> bool:
+        policy = self.requires_approval
+        if isinstance(policy, bool):
+            return policy
+        return bool(policy(arguments))
+
+    def validate(self, arguments: dict[str, Any]) -> Any:
+        """Validate once, when the arguments are complete; raises InvalidArgs."""
+        return self.validator(arguments)
+
+    def fixed_meta(self) -> dict[str, Any]:
+        """Meta values the blueprint fixes with ``const``: the runtime fills them, not the model."""
+        return {k: s["const"] for k, s in self.meta.items() if isinstance(s, dict) and "const" in s}
+
+    def model_meta(self) -> dict[str, Any]:
+        """Meta fields the model may choose (free or narrowed by enum/pattern)."""
+        return {
+            k: s for k, s in self.meta.items() if not (isinstance(s, dict) and "const" in s)
+        }
+
+    @classmethod
+    def from_schema(
+        cls,
+        blueprint: dict[str, Any],
+        *,
+        name: str | None = None,
+        executor: Executor | None = None,
+        **options: Any,
+    ) -> Tool:
+        """Build a tool from an Acts blueprint or the ``{name, description, parameters}`` shape."""
+        if "parameters" in blueprint and "properties" not in blueprint:
+            return _from_plain(blueprint, name=name, executor=executor, **options)
+        return _from_blueprint(blueprint, name=name, executor=executor, **options)
+
+
+# --- blueprints ---------------------------------------------------------------
+
+
+def _schema_validator(schema: dict[str, Any]) -> Validator:
+    checker_cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    checker = checker_cls(schema)
+
+    def validate(args: dict[str, Any]) -> Any:
+        errors = sorted(checker.iter_errors(args), key=lambda e: list(e.absolute_path))
+        if errors:
+            raise InvalidArgs("; ".join(_describe_schema_error(e) for e in errors))
+        return args
+
+    return validate
+
+
+def _describe_schema_error(error: jsonschema.ValidationError) -> str:
+    where = ".".join(str(p) for p in error.absolute_path)
+    return f"{where}: {error.message}" if where else error.message
+
+
+def _const_or_value(value: Any) -> Any:
+    if isinstance(value, dict) and "const" in value:
+        return value["const"]
+    return value
+
+
+def _from_plain(
+    blueprint: dict[str, Any], *, name: str | None, executor: Executor | None, **options: Any
+) -> Tool:
+    tool_name = name or blueprint.get("name")
+    if not tool_name or not isinstance(tool_name, str):
+        raise ValueError("a tool needs a name")
+    params = blueprint.get("parameters") or {"type": "object", "properties": {}}
+    if not isinstance(params, dict):
+        raise ValueError(f"tool {tool_name!r}: parameters must be a JSON Schema object")
+    jsonschema.validators.validator_for(params).check_schema(params)
+    return Tool(
+        name=tool_name,
+        description=str(blueprint.get("description") or ""),
+        parameters=params,
+        title=blueprint.get("title"),
+        executor=executor,
+        validator=_schema_validator(params),
+        **options,
+    )
+
+
+def _from_blueprint(
+    blueprint: dict[str, Any], *, name: str | None, executor: Executor | None, **options: Any
+) -> Tool:
+    props: dict[str, Any] = dict(blueprint.get("properties") or {})
+    tool_name = name or _const_or_value(props.get("_tool"))
+    if not tool_name or not isinstance(tool_name, str):
+        raise ValueError("an Acts blueprint needs a `_tool` const or a name")
+    required = [r for r in blueprint.get("required", []) if not r.startswith("_")]
+    params: dict[str, Any] = {
+        "type": "object",
+        "properties": {k: v for k, v in props.items() if not k.startswith("_")},
+    }
+    if required:
+        params["required"] = required
+    for key in ("additionalProperties", "$defs", "definitions"):
+        if key in blueprint:
+            params[key] = blueprint[key]
+    meta = {
+        k: v for k, v in props.items() if k.startswith("_") and k not in ("_tool", "_output", "_activity")
+    }
+    activity = _const_or_value(props.get("_activity", blueprint.get("_activity"))) or None
+    for key in ("_outputPath", "_outputMethod", "_delegate", "_scopes", "_instance"):
+        if key in blueprint and key not in meta:
+            value = blueprint[key]
+            meta[key] = value if isinstance(value, dict) else {"const": value}
+    jsonschema.validators.validator_for(params).check_schema(params)
+    return Tool(
+        name=tool_name,
+        description=str(blueprint.get("description") or ""),
+        parameters=params,
+        title=blueprint.get("title"),
+        output_schema=props.get("_output"),
+        executor=executor,
+        validator=_schema_validator(params),
+        activity=activity if isinstance(activity, str) else None,
+        meta=meta,
+        **options,
+    )
+
+
+# --- typed functions ----------------------------------------------------------
+
+
+def tool(
+    func: Callable[..., Any] | None = None,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    title: str | None = None,
+    requires_approval: ApprovalPolicy = False,
+    allow_edits: bool = False,
+    timeout: float | None = None,
+    sequential: bool = False,
+    idempotent: bool = False,
+    on_input_start: InputCallback | None = None,
+    on_input_delta: InputCallback | None = None,
+    on_input_available: InputCallback | None = None,
+) -> Any:
+    """Turn a sync or async function (or generator) into a ``Tool``.
+
+    Usable bare (``@tool``) or with options (``@tool(requires_approval=True)``).
+    Sync functions run in a worker thread so a blocking tool never stalls the
+    event loop; generators stream each yield to the UI and the last one is the
+    result.
+    """
+
+    def build(fn: Callable[..., Any]) -> Tool:
+        return tool_from_function(
+            fn,
+            name=name,
+            description=description,
+            title=title,
+            requires_approval=requires_approval,
+            allow_edits=allow_edits,
+            timeout=timeout,
+            sequential=sequential,
+            idempotent=idempotent,
+            on_input_start=on_input_start,
+            on_input_delta=on_input_delta,
+            on_input_available=on_input_available,
+        )
+
+    if func is not None:
+        return build(func)
+    return build
+
+
+def tool_from_function(
+    fn: Callable[..., Any], *, name: str | None = None, description: str | None = None, **options: Any
+) -> Tool:
+    doc = docstring_parser.parse(inspect.getdoc(fn) or "")
+    param_docs = {p.arg_name: p.description or "" for p in doc.params}
+    hints = get_type_hints(fn, include_extras=True)
+    signature = inspect.signature(fn)
+
+    context_param: str | None = None
+    fields: dict[str, Any] = {}
+    for pname, param in signature.parameters.items():
+        annotation = hints.get(pname, Any)
+        if isinstance(annotation, type) and issubclass(annotation, ToolContext):
+            context_param = pname
+            continue
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            raise TypeError(f"tool {fn.__name__}: *args/**kwargs cannot be described to a model")
+        default = ... if param.default is param.empty else param.default
+        fields[pname] = (annotation, Field(default, description=param_docs.get(pname) or None))
+
+    tool_name = name or fn.__name__
+    args_model: type[BaseModel] = create_model(  # type: ignore[call-overload]
+        f"{tool_name}_arguments", __config__=ConfigDict(extra="forbid"), **fields
+    )
+    text = description if description is not None else _doc_text(doc)
+    return Tool(
+        name=tool_name,
+        description=text,
+        parameters=_clean_schema(args_model.model_json_schema()),
+        output_schema=_output_schema(hints.get("return")),
+        executor=_function_executor(fn, list(fields), context_param),
+        validator=_model_validator(args_model),
+        **options,
+    )
+
+
+def _doc_text(doc: docstring_parser.Docstring) -> str:
+    parts = [doc.short_description or "", doc.long_description or ""]
+    return "\n\n".join(p for p in parts if p).strip()
+
+
+def _clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """Drop pydantic's generated titles: noise in every prompt, no meaning to a model."""
+    schema.pop("title", None)
+    for prop in schema.get("properties", {}).values():
+        if isinstance(prop, dict):
+            prop.pop("title", None)
+    return schema
+
+
+def _output_schema(annotation: Any) -> dict[str, Any] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation.model_json_schema()
+    return None
+
+
+def _model_validator(model: type[BaseModel]) -> Validator:
+    validate_python = model.__pydantic_validator__.validate_python
+
+    def validate(args: dict[str, Any]) -> Any:
+        try:
+            return validate_python(args).__dict__
+        except PydanticValidationError as exc:
+            raise InvalidArgs(_describe_pydantic_error(exc)) from None
+
+    return validate
+
+
+def _describe_pydantic_error(exc: PydanticValidationError) -> str:
+    parts = []
+    for err in exc.errors(include_url=False):
+        where = ".".join(str(p) for p in err["loc"])
+        parts.append(f"{where}: {err['msg']}" if where else err["msg"])
+    return "; ".join(parts)
+
+
+def _function_executor(
+    fn: Callable[..., Any], names: list[str], context_param: str | None
+) -> Executor:
+    def kwargs_for(validated: Any, ctx: ToolContext) -> dict[str, Any]:
+        kwargs = {n: validated[n] for n in names}
+        if context_param is not None:
+            kwargs[context_param] = ctx
+        return kwargs
+
+    if inspect.isasyncgenfunction(fn):
+
+        async def run_async_gen(validated: Any, ctx: ToolContext) -> Any:
+            gen: AsyncIterator[Any] = fn(**kwargs_for(validated, ctx))
+            return await _drain_async(gen, ctx)
+
+        return run_async_gen
+
+    if inspect.isgeneratorfunction(fn):
+
+        async def run_gen(validated: Any, ctx: ToolContext) -> Any:
+            gen: Iterator[Any] = fn(**kwargs_for(validated, ctx))
+            return await _drain_sync(gen, ctx)
+
+        return run_gen
+
+    if inspect.iscoroutinefunction(fn):
+
+        async def run_coro(validated: Any, ctx: ToolContext) -> Any:
+            return await fn(**kwargs_for(validated, ctx))
+
+        return run_coro
+
+    async def run_sync(validated: Any, ctx: ToolContext) -> Any:
+        return await asyncio.to_thread(fn, **kwargs_for(validated, ctx))
+
+    return run_sync
+
+
+_NOTHING = object()
+
+
+async def _drain_async(gen: AsyncIterator[Any], ctx: ToolContext) -> Any:
+    last: Any = None
+    async for value in gen:
+        last = value
+        ctx.update(value)
+    return last
+
+
+async def _drain_sync(gen: Iterator[Any], ctx: ToolContext) -> Any:
+    last: Any = None
+    while True:
+        value = await asyncio.to_thread(next, gen, _NOTHING)
+        if value is _NOTHING:
+            return last
+        last = value
+        ctx.update(value)
+
+
+def as_result(value: Any) -> ToolResult:
+    """Normalise what a tool returned: str, dict, pydantic model, ToolResult, anything JSON-able."""
+    if isinstance(value, ToolResult):
+        if isinstance(value.content, BaseModel):
+            return ToolResult(value.content.model_dump(mode="json"), value.details)
+        return value
+    if isinstance(value, BaseModel):
+        return ToolResult(value.model_dump(mode="json"))
+    return ToolResult(value)
