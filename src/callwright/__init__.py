@@ -45,7 +45,7 @@ from .run import (
 )
 from .state import RunState
 from .tool import Tool, tool
-from .toolbox import ToolConflict, Toolbox
+from .toolbox import Toolbox, ToolConflict
 
 __all__ = [
     "PARALLEL",

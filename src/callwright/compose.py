@@ -13,8 +13,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from .toolbox import Toolbox
 from .tool import Tool
+from .toolbox import Toolbox
 
 OUTPUT_TOOL = "final_result"
 META_DESCRIPTION = (
@@ -53,7 +53,7 @@ def native_tools(tools: list[Tool], toolbox: Toolbox) -> list[dict[str, Any]]:
     defs = []
     for t in tools:
         props, required = call_properties(t, toolbox)
-        params: dict[str, Any] = {k: v for k, v in t.parameters.items() if k != "properties"}
+        params = {k: v for k, v in t.parameters.items() if k != "properties"}
         params["type"] = "object"
         params["properties"] = props
         if required:
@@ -74,7 +74,7 @@ def output_tool(output_schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def nullable(schema: dict[str, Any]) -> dict[str, Any]:
-    """``type: [t, "null"]`` where the schema has one type (as the 002 seed writes it), else anyOf."""
+    """``type: [t, "null"]`` for a single type (as the 002 seed writes it), else anyOf."""
     result = copy.deepcopy(schema)
     kind = result.get("type")
     if isinstance(kind, str):

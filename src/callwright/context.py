@@ -8,6 +8,7 @@ call; an ``asyncio.Event`` per token plus a list of children is all it takes.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -49,10 +50,8 @@ class CancelToken:
             self._callbacks.append(callback)
 
     def remove_callback(self, callback: Callable[[], None]) -> None:
-        try:
+        with contextlib.suppress(ValueError):
             self._callbacks.remove(callback)
-        except ValueError:
-            pass
 
     def raise_if_cancelled(self) -> None:
         if self.is_cancelled():
@@ -77,10 +76,8 @@ class CancelToken:
 
     def release(self, child: CancelToken) -> None:
         """Forget a finished child so long runs do not accumulate tokens."""
-        try:
+        with contextlib.suppress(ValueError):
             self._children.remove(child)
-        except ValueError:
-            pass
 
 
 ProgressSink = Callable[[str, float | None], None]

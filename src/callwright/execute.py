@@ -43,6 +43,7 @@ from .events import (
     ApprovalResolved,
     Event,
     PendingCall,
+    ResultState,
     ToolCallResult,
     ToolExecutionStart,
     ToolPartialOutput,
@@ -79,7 +80,9 @@ def as_strategy(value: str | Strategy) -> Strategy:
 def result_event(call: Call) -> ToolCallResult:
     """The one result event of a finished call."""
     if call.error is not None:
-        state = "output-denied" if call.state is CallState.OUTPUT_DENIED else "output-error"
+        state: ResultState = (
+            "output-denied" if call.state is CallState.OUTPUT_DENIED else "output-error"
+        )
         return ToolCallResult(
             call.id,
             call.tool_name,
@@ -181,8 +184,12 @@ class StepExecutor:
                 reason = call.meta.get("_reasoningForCall")
                 self.pending.append(
                     PendingCall(
-                        call.id, call.tool_name, call.raw_arguments, "approval",
-                        call.approval_id, reason,
+                        call.id,
+                        call.tool_name,
+                        call.raw_arguments,
+                        "approval",
+                        call.approval_id,
+                        reason,
                     )
                 )
                 return [

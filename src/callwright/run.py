@@ -67,7 +67,20 @@ from .messages import (
     UserMessage,
     as_messages,
 )
-from .models.base import Mode, Model, ModelRequest, ToolChoice, Usage
+from .models.base import (
+    ErrorPart,
+    FinishPart,
+    Mode,
+    Model,
+    ModelRequest,
+    ReasoningPart,
+    TextPart,
+    ToolCallDeltaPart,
+    ToolCallEndPart,
+    ToolCallStartPart,
+    ToolChoice,
+    Usage,
+)
 from .state import OUTPUT_METHODS, RunState, parse_ref, split_alternatives, split_fanout
 from .tool import Tool
 from .toolbox import Toolbox
@@ -428,7 +441,7 @@ class Run:
         agent = self.agent
         plan = agent.prepare_step(StepInfo(step, self.messages)) if agent.prepare_step else None
         active = self.toolbox.select(plan.active_tools if plan else None)
-        choice: ToolChoice = (plan.tool_choice if plan and plan.tool_choice else "auto")
+        choice: ToolChoice = plan.tool_choice if plan and plan.tool_choice else "auto"
         if last_step:
             active, choice = [], "none"
         request = ModelRequest(
@@ -466,8 +479,13 @@ class Run:
         stream = self.agent.model.stream(request)
         try:
             async for part in stream:
-                kind = part.type
-                if kind == "text":
+                if isinstance(part, ToolCallDeltaPart):
+                    call = by_id[part.call_id]
+                    call.buffer.append(part.delta)
+                    yield ToolCallArgs(part.call_id, part.delta)
+                    if call.tool is not None and call.tool.on_input_delta is not None:
+                        call.tool.on_input_delta(call, part.delta)
+                elif isinstance(part, TextPart):
                     if open_reasoning is not None:
                         yield ReasoningEnd(open_reasoning)
                         open_reasoning = None
@@ -477,7 +495,7 @@ class Run:
                         yield TextStart(message_id, open_text)
                     text_parts.append(part.delta)
                     yield TextDelta(open_text, part.delta)
-                elif kind == "reasoning":
+                elif isinstance(part, ReasoningPart):
                     if open_text is not None:
                         yield TextEnd(open_text)
                         open_text = None
@@ -486,7 +504,7 @@ class Run:
                         yield ReasoningStart(message_id, open_reasoning)
                     reasoning_parts.append(part.delta)
                     yield ReasoningDelta(open_reasoning, part.delta)
-                elif kind == "tool-call-start":
+                elif isinstance(part, ToolCallStartPart):
                     if open_text is not None:
                         yield TextEnd(open_text)
                         open_text = None
@@ -503,19 +521,13 @@ class Run:
                     )
                     if tool is not None and tool.on_input_start is not None:
                         tool.on_input_start(call)
-                elif kind == "tool-call-delta":
-                    call = by_id[part.call_id]
-                    call.buffer.append(part.delta)
-                    yield ToolCallArgs(part.call_id, part.delta)
-                    if call.tool is not None and call.tool.on_input_delta is not None:
-                        call.tool.on_input_delta(call, part.delta)
-                elif kind == "tool-call-end":
+                elif isinstance(part, ToolCallEndPart):
                     yield self._complete_input(by_id[part.call_id])
-                elif kind == "finish":
+                elif isinstance(part, FinishPart):
                     self.usage.add(part.usage)
                     yield part.usage
                     yield part.reason
-                elif kind == "error":
+                elif isinstance(part, ErrorPart):
                     yield RunError(part.message, part.code)
                 if cancel.is_cancelled():
                     break
@@ -616,13 +628,15 @@ class Run:
             self.messages.extend(results)
             return
         # Resuming: results already in history and the new ones, re-sorted into call order.
-        start = self._last_assistant_index() + 1
-        order = {c.id: c.index for c in calls}
-        tail = self.messages[start:]
+        index = self._last_assistant_index()
+        assistant = self.messages[index]
+        assert isinstance(assistant, AssistantMessage)
+        order = {part.id: i for i, part in enumerate(assistant.tool_calls)}
+        tail = self.messages[index + 1 :]
         existing = [m for m in tail if isinstance(m, ToolResultMessage)]
         others = [m for m in tail if not isinstance(m, ToolResultMessage)]
-        merged = sorted(existing + results, key=lambda m: order.get(m.call_id, -1))
-        self.messages[start:] = merged + others
+        merged = sorted([*existing, *results], key=lambda m: order.get(m.call_id, len(order)))
+        self.messages[index + 1 :] = [*merged, *others]
 
     def _cancel_unfinished(self, calls: list[Call], reason: str) -> None:
         for call in calls:
@@ -650,9 +664,7 @@ class Run:
         answered = {
             m.call_id for m in self.messages[index + 1 :] if isinstance(m, ToolResultMessage)
         }
-        interrupted = any(
-            not isinstance(m, ToolResultMessage) for m in self.messages[index + 1 :]
-        )
+        interrupted = any(not isinstance(m, ToolResultMessage) for m in self.messages[index + 1 :])
         calls = []
         for i, part in enumerate(message.tool_calls):
             if part.id in answered:

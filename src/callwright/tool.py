@@ -43,9 +43,7 @@ class Tool:
 
     name: str
     description: str = ""
-    parameters: dict[str, Any] = field(
-        default_factory=lambda: {"type": "object", "properties": {}}
-    )
+    parameters: dict[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
     title: str | None = None
     output_schema: dict[str, Any] | None = None
     executor: Executor | None = None
@@ -78,9 +76,7 @@ class Tool:
 
     def model_meta(self) -> dict[str, Any]:
         """Meta fields the model may choose (free or narrowed by enum/pattern)."""
-        return {
-            k: s for k, s in self.meta.items() if not (isinstance(s, dict) and "const" in s)
-        }
+        return {k: s for k, s in self.meta.items() if not (isinstance(s, dict) and "const" in s)}
 
     @classmethod
     def from_schema(
@@ -101,7 +97,9 @@ class Tool:
 
 
 def _schema_validator(schema: dict[str, Any]) -> Validator:
-    checker_cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    checker_cls = jsonschema.validators.validator_for(
+        schema, default=jsonschema.Draft202012Validator
+    )
     checker = checker_cls(schema)
 
     def validate(args: dict[str, Any]) -> Any:
@@ -163,7 +161,9 @@ def _from_blueprint(
         if key in blueprint:
             params[key] = blueprint[key]
     meta = {
-        k: v for k, v in props.items() if k.startswith("_") and k not in ("_tool", "_output", "_activity")
+        k: v
+        for k, v in props.items()
+        if k.startswith("_") and k not in ("_tool", "_output", "_activity")
     }
     activity = _const_or_value(props.get("_activity", blueprint.get("_activity"))) or None
     for key in ("_outputPath", "_outputMethod", "_delegate", "_scopes", "_instance"):
@@ -233,7 +233,11 @@ def tool(
 
 
 def tool_from_function(
-    fn: Callable[..., Any], *, name: str | None = None, description: str | None = None, **options: Any
+    fn: Callable[..., Any],
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    **options: Any,
 ) -> Tool:
     doc = docstring_parser.parse(inspect.getdoc(fn) or "")
     param_docs = {p.arg_name: p.description or "" for p in doc.params}
@@ -253,7 +257,7 @@ def tool_from_function(
         fields[pname] = (annotation, Field(default, description=param_docs.get(pname) or None))
 
     tool_name = name or fn.__name__
-    args_model: type[BaseModel] = create_model(  # type: ignore[call-overload]
+    args_model: type[BaseModel] = create_model(
         f"{tool_name}_arguments", __config__=ConfigDict(extra="forbid"), **fields
     )
     text = description if description is not None else _doc_text(doc)
