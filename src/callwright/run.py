@@ -12,6 +12,7 @@ appends to the message list, never rescans or copies history.
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import time
 import uuid
@@ -282,7 +283,7 @@ class Run:
         self.messages = messages
         self.toolbox = toolbox
         self.decisions = decisions
-        self.state = RunState(state if state is not None else {})
+        self.state = RunState(copy.deepcopy(state) if state is not None else {})
         self._state_given = state is not None
         self.deps = deps
         self.run_id = run_id
@@ -320,7 +321,7 @@ class Run:
         agent = self.agent
         yield RunStarted(self.run_id, self.thread_id)
         if self._state_given:
-            yield StateSnapshot(self.state.data)
+            yield StateSnapshot(copy.deepcopy(self.state.data))
         pending: list[PendingCall] = []
         status: RunStatus = "completed"
         reason: str | None = None

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .base import (
@@ -59,7 +59,9 @@ class ScriptedModel:
     """Plays one turn of the script per model request.
 
     With a list, turn N answers request N; with a function, the turn is computed
-    from the request (so it can depend on the conversation). Text items stream
+    from the request (so it can depend on the conversation). Requests are
+    recorded (with a copy of the history) for tests to inspect unless
+    ``record=False``, which benchmarks use to keep each step O(1). Text items stream
     word by word when ``split_text`` is set, as a real model would.
     """
 
@@ -70,11 +72,13 @@ class ScriptedModel:
         name: str = "scripted",
         modes: tuple[Mode, ...] = ("native",),
         split_text: bool = False,
+        record: bool = True,
     ) -> None:
         self.name = name
         self.modes = modes
         self._script = script
         self._split_text = split_text
+        self._record = record
         self.requests: list[ModelRequest] = []
         self._calls = 0
 
@@ -86,7 +90,8 @@ class ScriptedModel:
         return self._script[self._calls]
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
-        self.requests.append(request)
+        if self._record:  # a snapshot: the loop keeps appending to its own list
+            self.requests.append(replace(request, messages=list(request.messages)))
         turn = self._next_turn(request)
         index = self._calls
         self._calls += 1
