@@ -58,7 +58,7 @@ def test_calls_and_text_answer() -> None:
                 {"_tool": "calculate", "expression": "2 + 3"},
                 {"_tool": "current_time", "timezone": "UTC", "_outputPath": "/t"},
             ],
-            "output": "Working on it \"now\"\n",
+            "output": 'Working on it "now"\n',
         },
         indent=2,
     )
@@ -86,7 +86,7 @@ def test_text_streams_while_the_answer_is_written() -> None:
     assert stream.feed('{"meta":{},"calls":[],"output":"The answer') == [TextPart("The answer")]
     # a half escape is held back until it is complete
     assert stream.feed(" is \\") == [TextPart(" is ")]
-    assert stream.feed('u00e9\\ud83d') == [TextPart("é")]
+    assert stream.feed("u00e9\\ud83d") == [TextPart("é")]
     assert stream.feed('\\ude00"}') == [TextPart("😀")]
     assert stream.close() == []
 
@@ -99,7 +99,8 @@ def test_tool_not_first_is_buffered_and_still_right() -> None:
 
 
 def test_tool_with_no_arguments() -> None:
-    calls, _ = collect(solution_events('{"meta":{},"calls":[{"_tool":"list_files"}],"output":null}'))
+    doc = '{"meta":{},"calls":[{"_tool":"list_files"}],"output":null}'
+    calls, _ = collect(solution_events(doc))
     assert calls == [("list_files", {})]
 
 
@@ -150,5 +151,6 @@ def test_any_chunking_gives_the_same_calls_and_text(
     rng = random.Random(seed)
     sizes = [rng.randint(1, 7) for _ in range(len(text))]
     calls, answer = collect(feed_in_chunks(text, sizes))
-    assert calls == [(c["_tool"], {k: v for k, v in c.items() if k != "_tool"}) for c in doc["calls"]]
+    expected = [(c["_tool"], {k: v for k, v in c.items() if k != "_tool"}) for c in doc["calls"]]
+    assert calls == expected
     assert answer == (doc["output"] or "")

@@ -286,7 +286,7 @@ class SolutionStream:
 
 
 def _safe_cut(raw: str) -> int:
-    """How much of a string's raw text decodes on its own (no half escape, no lone high surrogate)."""
+    """How much of a string's raw text decodes alone: no half escape, no lone high surrogate."""
     i, n = 0, len(raw)
     while i < n:
         if raw[i] != "\\":
