@@ -23,7 +23,7 @@ class CancelToken:
 
     def __init__(self) -> None:
         self._event: asyncio.Event | None = None
-        self._children: list[CancelToken] = []
+        self._children: set[CancelToken] = set()
         self._callbacks: list[Callable[[], None]] = []
         self.reason: str = ""
 
@@ -37,7 +37,7 @@ class CancelToken:
         if self._event is None:
             self._event = asyncio.Event()
         self._event.set()
-        for child in self._children:
+        for child in list(self._children):
             child.cancel(reason)
         for callback in list(self._callbacks):
             callback()
@@ -71,13 +71,12 @@ class CancelToken:
         if self.is_cancelled():
             token.cancel(self.reason)
         else:
-            self._children.append(token)
+            self._children.add(token)
         return token
 
     def release(self, child: CancelToken) -> None:
         """Forget a finished child so long runs do not accumulate tokens."""
-        with contextlib.suppress(ValueError):
-            self._children.remove(child)
+        self._children.discard(child)
 
 
 ProgressSink = Callable[[str, float | None], None]

@@ -265,15 +265,17 @@ class StepExecutor:
 
     async def _run_group(self, group: list[tuple[Call, Executor]]) -> AsyncIterator[Event]:
         loop = asyncio.get_running_loop()
-        queue: asyncio.Queue[Event | None] = asyncio.Queue()
+        queue: asyncio.Queue[Event | _Finished] = asyncio.Queue()
         loop_thread = threading.get_ident()
 
-        def put(event: Event | None) -> None:
+        def put(item: Event | _Finished) -> None:
             if threading.get_ident() == loop_thread:
-                queue.put_nowait(event)
-            else:
-                loop.call_soon_threadsafe(queue.put_nowait, event)
+                queue.put_nowait(item)
+            else:  # a sync tool reporting progress from its worker thread
+                loop.call_soon_threadsafe(queue.put_nowait, item)
 
+        for call, _ in group:
+            yield ToolExecutionStart(call.id, call.tool_name)
         tasks = [
             asyncio.create_task(self._run_one(call, executor, put)) for call, executor in group
         ]
@@ -289,11 +291,13 @@ class StepExecutor:
         remaining = len(tasks)
         try:
             while remaining:
-                event = await queue.get()
-                if event is None:  # one call finished and all its events are out
+                item = await queue.get()
+                if isinstance(item, _Finished):
                     remaining -= 1
+                    for event in self._finished(item.call):
+                        yield event
                 else:
-                    yield event
+                    yield item
         finally:
             self.cancel.remove_callback(on_cancel)
             for task in tasks:
@@ -301,7 +305,7 @@ class StepExecutor:
                     task.cancel()
 
     async def _run_one(
-        self, call: Call, executor: Executor, put: Callable[[Event | None], None]
+        self, call: Call, executor: Executor, put: Callable[[Event | _Finished], None]
     ) -> None:
         tool = call.tool
         assert tool is not None
@@ -317,7 +321,6 @@ class StepExecutor:
             lambda text, fraction: put(ToolProgress(call.id, name, text, fraction)),
             lambda partial: put(ToolPartialOutput(call.id, name, partial)),
         )
-        put(ToolExecutionStart(call.id, name))
         try:
             if tool.timeout is None:
                 value = await executor(call.validated, ctx)
@@ -337,6 +340,11 @@ class StepExecutor:
             call.fail(ToolError(str(exc) or type(exc).__name__))
         finally:
             self.cancel.release(token)
-        for event in self._finished(call):
-            put(event)
-        put(None)
+        put(_Finished(call))
+
+
+@dataclass(slots=True)
+class _Finished:
+    """Queued by a call's task when it is done; the consumer emits its result events."""
+
+    call: Call

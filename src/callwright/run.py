@@ -294,7 +294,7 @@ class Run:
         self._new_from = new_from
         self._steering: deque[Message] = deque()
         self._follow_ups: deque[Message] = deque()
-        self._streak_signature: str | None = None
+        self._streak_call: tuple[str, dict[str, Any]] | None = None
         self._streak = 0
         self._nudged: set[str] = set()
         self._nudges: list[Message] = []
@@ -703,21 +703,26 @@ class Run:
         return None
 
     def _detect_loop(self, calls: list[Call]) -> str | None:
-        """Count consecutive identical calls: nudge at the threshold, stop the second time."""
+        """Count consecutive identical calls: nudge at the threshold, stop the second time.
+
+        Identical means the same tool and equal argument values (key order does
+        not matter), compared with the previous call only: O(1) per call.
+        """
         threshold = self.agent.limits.max_identical_calls
         if threshold <= 0 or not calls:
             return None
         for call in calls:
             if call.done:
                 continue
-            signature = call.tool_name + json.dumps(call.raw_arguments, sort_keys=True)
-            if signature == self._streak_signature:
+            current = (call.tool_name, call.raw_arguments)
+            if current == self._streak_call:
                 self._streak += 1
             else:
-                self._streak_signature, self._streak = signature, 1
+                self._streak_call, self._streak = current, 1
             if self._streak < threshold:
                 continue
             self._streak = 0
+            signature = call.tool_name + json.dumps(call.raw_arguments, sort_keys=True)
             if signature not in self._nudged:
                 self._nudged.add(signature)
                 self._nudges.append(

@@ -1,0 +1,143 @@
+"""Loop overhead: callwright vs pydantic-ai, same machine, same run.
+
+K sequential tool round trips (a no-op tool, a scripted model) for several K,
+and one model response with 50 calls. Reports microseconds per round trip /
+per call and the ratio to pydantic-ai (FunctionModel). Run: ``make bench``
+(or ``python bench/overhead.py``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from pydantic_ai import Agent as PAgent
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.usage import UsageLimits
+
+from callwright import Agent, Limits, ModelRequest, tool
+from callwright.models import ScriptedModel, call
+
+KS = (25, 100, 200, 400)
+WIDE = 50
+REPEATS = 5
+
+
+# --- callwright -------------------------------------------------------------------
+
+
+@tool
+async def noop(i: int) -> str:
+    """Do nothing."""
+    return "ok"
+
+
+# The scripted model streams argument text, as a provider does; pydantic-ai's
+# FunctionModel is handed dicts. Neither side pays for JSON encoding in the model.
+
+
+def cw_sequential(k: int) -> Callable[[], Awaitable[Any]]:
+    def script(request: ModelRequest) -> list[Any]:
+        if request.step <= k:
+            return [call("noop", f'{{"i":{request.step}}}', id=f"c{request.step}")]
+        return ["done"]
+
+    agent = Agent(
+        ScriptedModel(script, record=False),
+        [noop],
+        limits=Limits(max_steps=k + 2, max_tokens=None, max_duration=None),
+    )
+    return lambda: agent.run("go")
+
+
+def cw_wide(n: int) -> Callable[[], Awaitable[Any]]:
+    def script(request: ModelRequest) -> list[Any]:
+        if request.step == 1:
+            return [call("noop", f'{{"i":{i}}}', id=f"c{i}") for i in range(n)]
+        return ["done"]
+
+    agent = Agent(ScriptedModel(script, record=False), [noop])
+    return lambda: agent.run("go")
+
+
+# --- pydantic-ai ----------------------------------------------------------------------
+
+
+def _pai_agent(respond: Callable[[list[ModelMessage]], ModelResponse]) -> PAgent[None, str]:
+    def fn(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        return respond(messages)
+
+    agent: PAgent[None, str] = PAgent(FunctionModel(fn))
+
+    @agent.tool_plain
+    async def noop(i: int) -> str:
+        """Do nothing."""
+        return "ok"
+
+    return agent
+
+
+def pai_sequential(k: int) -> Callable[[], Awaitable[Any]]:
+    def respond(messages: list[ModelMessage]) -> ModelResponse:
+        step = (len(messages) + 1) // 2
+        if step <= k:
+            return ModelResponse(parts=[ToolCallPart("noop", {"i": step}, tool_call_id=f"c{step}")])
+        return ModelResponse(parts=[TextPart("done")])
+
+    agent = _pai_agent(respond)
+    limits = UsageLimits(request_limit=None)
+    return lambda: agent.run("go", usage_limits=limits)
+
+
+def pai_wide(n: int) -> Callable[[], Awaitable[Any]]:
+    def respond(messages: list[ModelMessage]) -> ModelResponse:
+        if len(messages) == 1:
+            return ModelResponse(
+                parts=[ToolCallPart("noop", {"i": i}, tool_call_id=f"c{i}") for i in range(n)]
+            )
+        return ModelResponse(parts=[TextPart("done")])
+
+    agent = _pai_agent(respond)
+    return lambda: agent.run("go")
+
+
+# --- measuring --------------------------------------------------------------------------
+
+
+async def best_of(make: Callable[[], Awaitable[Any]], repeats: int) -> float:
+    """Median wall time of ``repeats`` runs after one warm-up."""
+    await make()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        await make()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+async def main() -> None:
+    rows = []
+    for k in KS:
+        cw = await best_of(cw_sequential(k), REPEATS) / k * 1e6
+        pai = await best_of(pai_sequential(k), REPEATS) / k * 1e6
+        rows.append((f"sequential K={k}", "per round trip", cw, pai))
+    cw = await best_of(cw_wide(WIDE), REPEATS * 4) / WIDE * 1e6
+    pai = await best_of(pai_wide(WIDE), REPEATS * 4) / WIDE * 1e6
+    rows.append((f"{WIDE} calls in one response", "per call", cw, pai))
+
+    print(f"python {sys.version.split()[0]}, median of {REPEATS} runs after a warm-up")
+    print(f"| case | unit | callwright µs | pydantic-ai µs | ratio (cw / pai) |")
+    print("|---|---|---:|---:|---:|")
+    for name, unit, a, b in rows:
+        print(f"| {name} | {unit} | {a:.1f} | {b:.1f} | 1/{b / a:.0f} |")
+    flat = rows[3][2] / rows[0][2]
+    print(f"\ncallwright flatness: K=400 / K=25 per round trip = {flat:.2f}x")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
