@@ -131,7 +131,7 @@ async def main() -> None:
     rows.append((f"{WIDE} calls in one response", "per call", cw, pai))
 
     print(f"python {sys.version.split()[0]}, median of {REPEATS} runs after a warm-up")
-    print(f"| case | unit | callwright µs | pydantic-ai µs | ratio (cw / pai) |")
+    print("| case | unit | callwright µs | pydantic-ai µs | ratio (cw / pai) |")
     print("|---|---|---:|---:|---:|")
     for name, unit, a, b in rows:
         print(f"| {name} | {unit} | {a:.1f} | {b:.1f} | 1/{b / a:.0f} |")

@@ -698,12 +698,11 @@ async def test_every_call_gets_exactly_one_result_before_the_next_turn() -> None
 async def test_input_callbacks() -> None:
     seen: list[str] = []
     t = tool(
-        lambda city: city,
         name="weather",
         on_input_start=lambda c: seen.append("start"),
         on_input_delta=lambda c, d: seen.append(f"delta {d}"),
         on_input_available=lambda c: seen.append(f"available {c.arguments}"),
-    )
+    )(lambda city: city)
     model = ScriptedModel([[call("weather", chunks=['{"city":', '"Oslo"}'])], ["ok"]])
     await Agent(model, [t]).run("go")
     assert seen == ["start", 'delta {"city":', 'delta "Oslo"}', "available {'city': 'Oslo'}"]

@@ -216,6 +216,7 @@ class Call:
     arguments: dict[str, Any] | None = None  # parameters only, validated
     meta: dict[str, Any] = field(default_factory=dict)  # `_`-prefixed call meta
     validated: Any = None  # what the executor receives (e.g. a pydantic model's fields)
+    deferred: bool = False  # arguments hold † references: validated once they are resolved
     approval_id: str | None = None
     decision: Decision | None = None
     result: ToolResult | None = None

@@ -11,6 +11,7 @@ the model its only job is the inputs.
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
 from typing import Any
 
 from .tool import Tool
@@ -28,9 +29,16 @@ def _is_latent(tool: Tool, toolbox: Toolbox) -> bool:
     return toolbox.kind(tool) == "latent"
 
 
-def call_properties(tool: Tool, toolbox: Toolbox) -> tuple[dict[str, Any], list[str]]:
-    """The properties a model writes for one call, meta fields in the Acts order (Q2)."""
+def call_properties(
+    tool: Tool, toolbox: Toolbox, instances: Sequence[str] = ()
+) -> tuple[dict[str, Any], list[str]]:
+    """The properties a model writes for one call, meta fields in the Acts order (Q2).
+
+    With instances in the state, every call must name one (spec A7 / Q20).
+    """
     model_meta = tool.model_meta()
+    if instances:
+        model_meta["_instance"] = {"type": "string", "enum": list(instances)}
     props: dict[str, Any] = {}
     for key in ("_reasoningForCall", "_instance", "_scopes", "_delegate"):
         if key in model_meta:
@@ -48,11 +56,13 @@ def call_properties(tool: Tool, toolbox: Toolbox) -> tuple[dict[str, Any], list[
     return props, required
 
 
-def native_tools(tools: list[Tool], toolbox: Toolbox) -> list[dict[str, Any]]:
+def native_tools(
+    tools: list[Tool], toolbox: Toolbox, instances: Sequence[str] = ()
+) -> list[dict[str, Any]]:
     """Function-calling definitions (OpenAI/Anthropic/AG-UI shape)."""
     defs = []
     for t in tools:
-        props, required = call_properties(t, toolbox)
+        props, required = call_properties(t, toolbox, instances)
         params = {k: v for k, v in t.parameters.items() if k != "properties"}
         params["type"] = "object"
         params["properties"] = props
@@ -91,11 +101,12 @@ def solution_schema(
     output_schema: dict[str, Any] | None = None,
     *,
     max_calls: int | None = None,
+    instances: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The combined ``{meta, calls, output}`` schema for structured-output models."""
     items = []
     for t in tools:
-        props, required = call_properties(t, toolbox)
+        props, required = call_properties(t, toolbox, instances)
         item: dict[str, Any] = {"type": "object"}
         if t.description:
             item["description"] = t.description

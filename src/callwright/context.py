@@ -106,6 +106,9 @@ class ToolContext:
     meta: dict[str, Any] = field(default_factory=dict)  # the call's `_` meta fields
     on_progress: ProgressSink = _ignore_progress
     on_update: UpdateSink = _ignore_update
+    on_event: Callable[[Any], None] = _ignore_update  # sub-agent events, forwarded as they come
+    scope: dict[str, Any] = field(default_factory=dict)  # the parent context `_scopes` allows
+    run: Any = None  # the Run this call belongs to (delegates start sub-runs from it)
 
     def is_cancelled(self) -> bool:
         return self.cancel.is_cancelled()

@@ -225,6 +225,21 @@ class StateDelta:
 
 
 @dataclass(slots=True)
+class Subagent:
+    """An event of a delegate's sub-run, forwarded while the parent call runs.
+
+    The sub-run's own RunStarted / RunFinished / RunError mark its start and end.
+    """
+
+    type: ClassVar[str] = "subagent"
+    call_id: str  # the parent's call that delegated
+    tool_name: str
+    run_id: str  # the sub-run
+    name: str  # the delegate's name
+    event: Any
+
+
+@dataclass(slots=True)
 class Custom:
     """An application event passed through to clients."""
 
@@ -257,5 +272,6 @@ Event: TypeAlias = (
     | ToolCallResult
     | StateSnapshot
     | StateDelta
+    | Subagent
     | Custom
 )

@@ -25,6 +25,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ._dataflow import plan_levels, resolve, scope_for
 from .call import (
     Call,
     CallState,
@@ -127,6 +128,7 @@ class StepExecutor:
         steering: Callable[[], bool] = lambda: False,
         on_result: Callable[[Call], list[Event]] | None = None,
         cancel_grace: float = 5.0,
+        run: Any = None,
     ) -> None:
         self.calls = calls
         self.toolbox = toolbox
@@ -138,6 +140,7 @@ class StepExecutor:
         self.steering = steering
         self.on_result = on_result
         self.cancel_grace = cancel_grace
+        self.run_ref = run
         self.pending: list[PendingCall] = []
         self.steered = False
 
@@ -146,7 +149,15 @@ class StepExecutor:
         for call in self.calls:
             for event in self._gate(call, runnable):
                 yield event
-        groups = self._groups(runnable)
+        if any(call.deferred for call, _ in runnable):
+            groups = self._dataflow_groups(runnable)
+            for call, _ in runnable:
+                if call.done:  # refused before anything runs: a cycle or a missing reference
+                    for event in self._finished(call):
+                        yield event
+            runnable = [item for item in runnable if not item[0].done]
+        else:
+            groups = self._groups(runnable)
         for i, group in enumerate(groups):
             if self.steered or self.cancel.is_cancelled():
                 reason: ToolError = Skipped() if self.steered else Cancelled(self.cancel.reason)
@@ -243,6 +254,20 @@ class StepExecutor:
 
     # --- running ----------------------------------------------------------------
 
+    def _dataflow_groups(
+        self, runnable: list[tuple[Call, Executor]]
+    ) -> list[list[tuple[Call, Executor]]]:
+        """Groups in dependency order: readers of a path run after its writers."""
+        executors = {call.id: executor for call, executor in runnable}
+        levels, errors = plan_levels([call for call, _ in runnable], self.state)
+        for call, _ in runnable:
+            if call.id in errors:
+                call.fail(errors[call.id])
+        groups: list[list[tuple[Call, Executor]]] = []
+        for level in levels:
+            groups += self._groups([(call, executors[call.id]) for call in level])
+        return groups
+
     def _groups(self, runnable: list[tuple[Call, Executor]]) -> list[list[tuple[Call, Executor]]]:
         groups: list[list[tuple[Call, Executor]]] = []
         size = {"parallel": 0, "sequential": 1}.get(self.strategy.kind, self.strategy.size)
@@ -320,8 +345,14 @@ class StepExecutor:
             call.meta,
             lambda text, fraction: put(ToolProgress(call.id, name, text, fraction)),
             lambda partial: put(ToolPartialOutput(call.id, name, partial)),
+            put,
+            scope_for(call, self.state, self.run_ref),
+            self.run_ref,
         )
         try:
+            if call.deferred:
+                call.arguments = resolve(call.arguments, self.state, call.meta.get("_instance"))
+                call.validated = tool.validate(call.arguments)
             if tool.timeout is None:
                 value = await executor(call.validated, ctx)
             else:

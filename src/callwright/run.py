@@ -24,6 +24,7 @@ from typing import Any
 from pydantic import TypeAdapter
 from pydantic import ValidationError as PydanticValidationError
 
+from ._dataflow import find_refs, instance_path, parse_expr
 from .call import (
     ArgumentBuffer,
     Call,
@@ -169,6 +170,7 @@ class Agent:
         mode: Mode | None = None,
         deps: Any = None,
         cancel_grace: float = 5.0,
+        max_delegate_depth: int = 3,
     ) -> None:
         self.model = _resolve_model(model)
         self.toolbox = tools if isinstance(tools, Toolbox) else Toolbox(tools)
@@ -192,13 +194,18 @@ class Agent:
         self.mode: Mode = mode or self.model.modes[0]
         self.deps = deps
         self.cancel_grace = cancel_grace
+        self.max_delegate_depth = max_delegate_depth
+
+    def anonymous_delegate(self) -> Agent:
+        """The ``"anonymous"`` delegate: this agent's model, an empty context, no tools."""
+        return Agent(self.model, max_delegate_depth=self.max_delegate_depth)
 
     def tool(self, func: Callable[..., Any] | None = None, **options: Any) -> Any:
         """Register a function as a tool of this agent (``@agent.tool``)."""
         from .tool import tool as make_tool
 
         def register(fn: Callable[..., Any]) -> Tool:
-            return self.toolbox.add(make_tool(fn, **options))
+            return self.toolbox.add(make_tool(**options)(fn))
 
         return register(func) if func is not None else register
 
@@ -289,6 +296,7 @@ class Run:
         self.run_id = run_id
         self.thread_id = thread_id
         self.cancel_token = CancelToken()
+        self.depth = 0  # how deep in delegation this run is
         self.usage = Usage()
         self.result: RunResult | None = None
         self._new_from = new_from
@@ -454,12 +462,15 @@ class Run:
             cancel=self.cancel_token,
             step=step,
         )
+        instances = self.state.instance_ids()
         if agent.mode == "native":
-            request.tools = native_tools(active, self.toolbox)
+            request.tools = native_tools(active, self.toolbox, instances)
             if agent.output_schema is not None:
                 request.tools.append(output_tool(agent.output_schema))
         else:
-            request.solution_schema = solution_schema(active, self.toolbox, agent.output_schema)
+            request.solution_schema = solution_schema(
+                active, self.toolbox, agent.output_schema, instances=instances
+            )
         return request
 
     async def _model_step(
@@ -567,8 +578,11 @@ class Run:
                 fixed = tool.fixed_meta()
                 if fixed:
                     call.meta = {**meta, **fixed}
-                call.validated = tool.validate(params)
-                _check_output_path(call.meta)
+                self._check_meta(call, tool)
+                if any(True for _ in find_refs(params)):
+                    call.deferred = True  # validated when the references are resolved
+                else:
+                    call.validated = tool.validate(params)
         except ToolError as exc:
             call.fail(exc)
             return ToolInputError(call.id, call.tool_name, call.buffer.partial(), exc.model_text())
@@ -580,6 +594,25 @@ class Run:
         return ToolCallEnd(
             call.id, call.tool_name, call.raw_arguments, bool(tool is not None and tool.client)
         )
+
+    def _check_meta(self, call: Call, tool: Tool) -> None:
+        """Model-chosen meta must fit the blueprint, name a known instance, and a usable path."""
+        tool.validate_meta(call.meta)
+        _check_output_path(call.meta)
+        instances = self.state.instance_ids()
+        instance = call.meta.get("_instance")
+        if instances and instance not in instances:
+            raise InvalidArgs(f"_instance must be one of {', '.join(instances)}")
+        if not instances and instance is not None:
+            raise InvalidArgs("_instance given but the state holds no instances")
+        path = call.meta.get("_outputPath")
+        if isinstance(path, str) and "||" in path and self.toolbox.kind(tool) == "latent":
+            raise InvalidArgs("_outputPath: choose one of the alternatives, not all of them")
+        for text in find_refs(call.arguments or {}):
+            try:
+                parse_expr(text)
+            except ValueError as exc:
+                raise InvalidArgs(str(exc)) from None
 
     def _accept_output(self, call: Call, value: dict[str, Any]) -> None:
         adapter = self.agent._output_adapter
@@ -605,17 +638,32 @@ class Run:
             steering=lambda: bool(self._steering),
             on_result=self._write_output_path,
             cancel_grace=self.agent.cancel_grace,
+            run=self,
         )
 
     def _write_output_path(self, call: Call) -> list[Event]:
-        """Store a successful result at the call's ``_outputPath``, as a state delta."""
+        """Store a successful result at the call's ``_outputPath``, as a state delta.
+
+        An activity may instead return an Acts data message
+        (``{"type": "data", "kind": "state", "data": {...}}``) to choose where its
+        result goes, e.g. the failure branch of ``†state.ok || †state.missing``.
+        """
+        if call.result is None:
+            return []
+        instance = call.meta.get("_instance")
+        content = call.result.content
+        patch: list[dict[str, Any]] = []
+        if _is_data_message(content):
+            for key, value in content["data"].items():
+                patch += self.state.write(instance_path((key,), instance), value, "merge")
+            return [StateDelta(patch)] if patch else []
         path = call.meta.get("_outputPath")
-        if not path or call.result is None or not isinstance(path, str):
+        if not path or not isinstance(path, str):
             return []
         method = call.meta.get("_outputMethod", "set")
-        patch: list[dict[str, Any]] = []
         for target in split_fanout(split_alternatives(path)[0]):
-            patch += self.state.write(parse_ref(target).path, call.result.content, method)
+            target_path = instance_path(parse_ref(target).path, instance)
+            patch += self.state.write(target_path, content, method)
         return [StateDelta(patch)]
 
     def _append_results(self, calls: list[Call], *, resumed: bool = False) -> None:
@@ -677,6 +725,8 @@ class Run:
             call.arguments = {k: v for k, v in part.arguments.items() if not k.startswith("_")}
             if interrupted:
                 call.fail(Skipped("Not executed: the user sent a new message instead."))
+            elif tool is not None and any(True for _ in find_refs(call.arguments)):
+                call.deferred = True
             elif tool is not None:
                 try:
                     call.validated = tool.validate(call.arguments)
@@ -739,11 +789,27 @@ class Run:
             return why
         return None
 
+    def input_text(self) -> str:
+        """The run's first user message: what `_scopes: ["input"]` hands on."""
+        for message in self.messages:
+            if isinstance(message, UserMessage):
+                return message.content
+        return ""
+
     def _final_text(self) -> str | None:
         for message in reversed(self.messages):
             if isinstance(message, AssistantMessage):
                 return message.text
         return None
+
+
+def _is_data_message(value: Any) -> bool:
+    return (
+        isinstance(value, dict)
+        and value.get("type") == "data"
+        and value.get("kind", "state") == "state"
+        and isinstance(value.get("data"), dict)
+    )
 
 
 def _check_output_path(meta: dict[str, Any]) -> None:

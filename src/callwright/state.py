@@ -84,6 +84,11 @@ class RunState:
                 return default
         return node
 
+    def instance_ids(self) -> list[str]:
+        """The instances the state holds (``_instances`` keys); every call names one then."""
+        instances = self.data.get("_instances")
+        return list(instances) if isinstance(instances, dict) else []
+
     def has(self, path: tuple[str, ...]) -> bool:
         return self.get(path, _MISSING) is not _MISSING
 

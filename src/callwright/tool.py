@@ -14,7 +14,7 @@ import asyncio
 import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, get_type_hints
+from typing import Any, get_type_hints, overload
 
 import docstring_parser
 import jsonschema
@@ -59,6 +59,15 @@ class Tool:
     on_input_start: InputCallback | None = None
     on_input_delta: InputCallback | None = None
     on_input_available: InputCallback | None = None
+    _meta_validator: Validator | None = field(default=None, init=False, repr=False)
+
+    def validate_meta(self, meta: dict[str, Any]) -> None:
+        """Check model-chosen meta (``_outputPath``, ``_instance``...) against the blueprint."""
+        if not self.meta:
+            return
+        if self._meta_validator is None:
+            self._meta_validator = _schema_validator({"type": "object", "properties": self.meta})
+        self._meta_validator({k: v for k, v in meta.items() if k in self.meta})
 
     def needs_approval(self, arguments: dict[str, Any]) -> bool:
         policy = self.requires_approval
@@ -188,8 +197,14 @@ def _from_blueprint(
 # --- typed functions ----------------------------------------------------------
 
 
+@overload
+def tool(func: Callable[..., Any], /) -> Tool: ...
+
+
+@overload
 def tool(
-    func: Callable[..., Any] | None = None,
+    func: None = None,
+    /,
     *,
     name: str | None = None,
     description: str | None = None,
@@ -202,7 +217,25 @@ def tool(
     on_input_start: InputCallback | None = None,
     on_input_delta: InputCallback | None = None,
     on_input_available: InputCallback | None = None,
-) -> Any:
+) -> Callable[[Callable[..., Any]], Tool]: ...
+
+
+def tool(
+    func: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    title: str | None = None,
+    requires_approval: ApprovalPolicy = False,
+    allow_edits: bool = False,
+    timeout: float | None = None,
+    sequential: bool = False,
+    idempotent: bool = False,
+    on_input_start: InputCallback | None = None,
+    on_input_delta: InputCallback | None = None,
+    on_input_available: InputCallback | None = None,
+) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a sync or async function (or generator) into a ``Tool``.
 
     Usable bare (``@tool``) or with options (``@tool(requires_approval=True)``).

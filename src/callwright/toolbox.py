@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Literal
 
 from .context import ToolContext
+from .delegate import run_delegate
 from .tool import Executor, Tool, tool_from_function
 
 Kind = Literal["explicit", "latent", "client"]
@@ -28,6 +29,7 @@ class Toolbox:
     def __init__(self, tools: Iterable[Tool | Callable[..., Any]] = ()) -> None:
         self._tools: dict[str, Tool] = {}
         self._activities: dict[str, Executor] = {}
+        self.delegates: dict[str, Any] = {}  # name -> Agent that carries `_delegate` calls
         for item in tools:
             self.add(item)
 
@@ -77,12 +79,19 @@ class Toolbox:
     def add_activity(self, name: str, fn: Callable[..., Any]) -> None:
         self._activities[name] = _activity_executor(fn)
 
+    def add_delegate(self, name: str, agent: Any) -> None:
+        """Register an agent that runs calls whose ``_delegate`` names it."""
+        self.delegates[name] = agent
+
     def executor_for(self, tool: Tool) -> Executor | None:
-        """The code that carries out a call: the tool's own, its `_activity`, or one of its name."""
+        """The code that carries out a call: the tool's own, a delegate, its `_activity`,
+        or an activity of its name."""
         if tool.executor is not None:
             return tool.executor
         if tool.client:
             return None
+        if "_delegate" in tool.meta:
+            return run_delegate
         if tool.activity:
             return self._activities.get(tool.activity)
         return self._activities.get(tool.name)
@@ -103,6 +112,7 @@ class Toolbox:
         overlay = Toolbox()
         overlay._tools = dict(self._tools)
         overlay._activities = self._activities
+        overlay.delegates = self.delegates
         for t in tools:
             existing = self._tools.get(t.name)
             if existing is not None and not existing.client and not allow_override:

@@ -1,0 +1,264 @@
+"""The Acts dataflow inside one step: ``†`` references in arguments, the paths
+calls write through ``_outputPath``, the order that follows, and resolution.
+
+A call that reads a path another call of the same step writes runs after it;
+cycles and references that nothing can satisfy are errors before anything runs
+(spec Q11). Scheduling is by levels of the dependency graph: simple to reason
+about, and at most one level of concurrency is lost against a fully dynamic
+scheduler. No graph library is used: the graphs are a handful of calls.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from .call import Call, InvalidArgs, ToolError
+from .state import REF_MARK, Ref, RunState, StatePathError, parse_ref
+
+INSTANCES = "_instances"
+
+
+@dataclass(slots=True)
+class Expr:
+    """A reference expression: one ref, ``a || b`` (first present) or ``a && b`` (all, last)."""
+
+    refs: list[Ref]
+    op: str  # "" | "||" | "&&"
+
+
+def parse_expr(text: str) -> Expr:
+    if "||" in text and "&&" in text:
+        raise StatePathError(f"mix of || and && in {text!r}")
+    op = "||" if "||" in text else "&&" if "&&" in text else ""
+    parts = [p.strip() for p in text.split(op)] if op else [text]
+    return Expr([parse_ref(p) for p in parts], op)
+
+
+def is_ref(value: Any) -> bool:
+    return isinstance(value, str) and value.lstrip().startswith(REF_MARK)
+
+
+def find_refs(value: Any) -> Iterator[str]:
+    """Every reference string inside an argument value, depth first."""
+    if is_ref(value):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from find_refs(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from find_refs(v)
+
+
+def instance_path(path: tuple[str, ...], instance: str | None) -> tuple[str, ...]:
+    return (INSTANCES, instance, *path) if instance else path
+
+
+def reads(call: Call) -> list[tuple[str, ...]]:
+    """State paths the call's arguments read (instance-scoped where the call names one)."""
+    instance = call.meta.get("_instance")
+    paths = []
+    for text in find_refs(call.arguments or {}):
+        for ref in parse_expr(text).refs:
+            paths.append(instance_path(ref.path, instance))
+            if instance:
+                paths.append(ref.path)  # reads fall back to the global value
+    return paths
+
+
+def writes(call: Call) -> list[tuple[str, ...]]:
+    path = call.meta.get("_outputPath")
+    if not isinstance(path, str):
+        return []
+    instance = call.meta.get("_instance")
+    targets = []
+    for alternative in path.split("||"):
+        for target in alternative.split("&&"):
+            targets.append(instance_path(parse_ref(target.strip()).path, instance))
+    return targets
+
+
+def _overlaps(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+    n = min(len(a), len(b))
+    return a[:n] == b[:n]
+
+
+def plan_levels(
+    calls: list[Call], state: RunState
+) -> tuple[list[list[Call]], dict[str, ToolError]]:
+    """Order calls by their data dependencies.
+
+    Returns the levels (each may run concurrently) and the calls refused before
+    anything runs: unresolvable references and dependency cycles.
+    """
+    errors: dict[str, ToolError] = {}
+    written = {c.id: writes(c) for c in calls}
+    deps: dict[str, set[str]] = {}
+    for call in calls:
+        needs: set[str] = set()
+        for path in reads(call):
+            writers = [
+                other.id
+                for other in calls
+                if other is not call and any(_overlaps(path, w) for w in written[other.id])
+            ]
+            needs.update(writers)
+        deps[call.id] = needs
+        missing = _unsatisfiable(call, state, calls, written)
+        if missing is not None:
+            errors[call.id] = InvalidArgs(
+                f"{missing} is not in the state and no call in this step writes it"
+            )
+    for cycle in _cycles(deps):
+        names = " -> ".join(cycle + cycle[:1])
+        for call_id in cycle:
+            errors.setdefault(call_id, InvalidArgs(f"dependency cycle between calls: {names}"))
+    _fail_dependents(deps, errors)
+    levels: list[list[Call]] = []
+    done: set[str] = set(errors)
+    remaining = [c for c in calls if c.id not in errors]
+    while remaining:
+        level = [c for c in remaining if deps[c.id] <= done]
+        levels.append(level)
+        done.update(c.id for c in level)
+        remaining = [c for c in remaining if c.id not in done]
+    return levels, errors
+
+
+def _unsatisfiable(
+    call: Call, state: RunState, calls: list[Call], written: dict[str, list[tuple[str, ...]]]
+) -> str | None:
+    instance = call.meta.get("_instance")
+    for text in find_refs(call.arguments or {}):
+        expr = parse_expr(text)
+        available = [
+            state.has(instance_path(r.path, instance))
+            or (instance is not None and state.has(r.path))
+            or any(
+                _overlaps(instance_path(r.path, instance), w)
+                for other in calls
+                if other is not call
+                for w in written[other.id]
+            )
+            for r in expr.refs
+        ]
+        ok = any(available) if expr.op == "||" else all(available)
+        if not ok:
+            return text.strip()
+    return None
+
+
+def _cycles(deps: dict[str, set[str]]) -> list[list[str]]:
+    """Each dependency cycle once, found by depth-first search."""
+    colour: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        colour[node] = 1
+        stack.append(node)
+        for nxt in sorted(deps.get(node, ())):
+            if colour.get(nxt, 0) == 0:
+                visit(nxt)
+            elif colour[nxt] == 1:
+                found.append(stack[stack.index(nxt) :])
+        stack.pop()
+        colour[node] = 2
+
+    for node in deps:
+        if colour.get(node, 0) == 0:
+            visit(node)
+    return found
+
+
+def _fail_dependents(deps: dict[str, set[str]], errors: dict[str, ToolError]) -> None:
+    changed = True
+    while changed:
+        changed = False
+        for call_id, needs in deps.items():
+            if call_id in errors:
+                continue
+            failed = needs & set(errors)
+            if failed:
+                errors[call_id] = InvalidArgs(
+                    "depends on a call that cannot run: " + ", ".join(sorted(failed))
+                )
+                changed = True
+
+
+# --- resolution --------------------------------------------------------------------
+
+
+_MISSING = object()
+
+
+def _read(state: RunState, ref: Ref, instance: str | None) -> Any:
+    if ref.kind != "state":
+        raise InvalidArgs(f"unknown reference kind †{ref.kind} (only †state is kept by a run)")
+    if instance:
+        value = state.get(instance_path(ref.path, instance), _MISSING)
+        if value is not _MISSING:
+            return value
+    return state.get(ref.path, _MISSING)
+
+
+def resolve_expr(text: str, state: RunState, instance: str | None) -> Any:
+    expr = parse_expr(text)
+    values = [_read(state, ref, instance) for ref in expr.refs]
+    if expr.op == "||":
+        for value in values:
+            if value is not _MISSING:
+                return value
+    elif all(v is not _MISSING for v in values):
+        return values[-1]
+    raise InvalidArgs(f"{text.strip()} has no value in the state")
+
+
+def resolve(value: Any, state: RunState, instance: str | None) -> Any:
+    """The argument value with every reference replaced by what the state holds now."""
+    if is_ref(value):
+        return resolve_expr(value, state, instance)
+    if isinstance(value, dict):
+        return {k: resolve(v, state, instance) for k, v in value.items()}
+    if isinstance(value, list):
+        return [resolve(v, state, instance) for v in value]
+    return value
+
+
+# --- scopes ------------------------------------------------------------------------
+
+
+def scope_for(call: Call, state: RunState, run: Any) -> dict[str, Any]:
+    """The parts of the parent context a call's ``_scopes`` lets through (spec A8).
+
+    ``state`` is the call's instance state over the global one, ``input`` the
+    run's first user message, and a ``†state.x`` entry that one value.
+    """
+    scopes = call.meta.get("_scopes")
+    if not scopes:
+        return {}
+    if isinstance(scopes, str):
+        scopes = [scopes]
+    instance = call.meta.get("_instance")
+    scope: dict[str, Any] = {}
+    for entry in scopes:
+        if entry == "state":
+            scope["state"] = _instance_view(state, instance)
+        elif entry == "input" and run is not None:
+            scope["input"] = run.input_text()
+        elif is_ref(entry):
+            ref = parse_ref(entry)
+            value = _read(state, ref, instance)
+            scope[".".join(ref.path)] = None if value is _MISSING else value
+    return scope
+
+
+def _instance_view(state: RunState, instance: str | None) -> dict[str, Any]:
+    glob = {k: v for k, v in state.data.items() if k != INSTANCES}
+    if not instance:
+        return copy.deepcopy(glob)
+    own = state.get((INSTANCES, instance), {})
+    return copy.deepcopy({**glob, **(own if isinstance(own, dict) else {})})

@@ -1,0 +1,78 @@
+"""``_delegate``: a call carried out by a sub-agent in a clean room (spec A9, Q18, Q19).
+
+The sub-agent gets its own instructions, tools and model, the call's arguments
+as an input message, and only the parent context that ``_scopes`` lets through.
+Its output is the call's result (written through ``_outputPath`` as usual), its
+events are forwarded to the parent's stream as they happen, cancelling the
+parent call cancels it, and nesting stops at a depth limit. Delegates are
+looked up by name in the toolbox: a model can choose among registered names
+(an enum in the blueprint), never load an arbitrary URL.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .call import Cancelled, ToolError
+from .context import ToolContext
+from .events import Subagent
+from .messages import UserMessage
+
+ANONYMOUS = "anonymous"
+
+
+def render_input(arguments: dict[str, Any], scope: dict[str, Any]) -> str:
+    """The sub-agent's input message: the parameters as a structured prompt, then scoped context."""
+    text = "Input (treat it as a structured prompt):\n" + json.dumps(
+        arguments, ensure_ascii=False, indent=1
+    )
+    for key, value in scope.items():
+        text += f"\n\n## Data: ¶{key}\n" + json.dumps(value, ensure_ascii=False, indent=1)
+    return text
+
+
+async def run_delegate(arguments: dict[str, Any], ctx: ToolContext) -> Any:
+    parent = ctx.run
+    if parent is None:
+        raise ToolError("a delegated call needs a parent run")
+    name = ctx.meta.get("_delegate")
+    if not isinstance(name, str):
+        raise ToolError("_delegate must name a delegate")
+    agent = _delegate_agent(parent, name)
+    depth = parent.depth + 1
+    limit = parent.agent.max_delegate_depth
+    if depth > limit:
+        raise ToolError(f"Sub-agent '{name}' not started: delegate depth limit ({limit}) reached.")
+    state = ctx.scope.get("state")
+    child = agent.start(UserMessage(render_input(arguments, ctx.scope)), state=state)
+    child.depth = depth
+
+    def cancel_child() -> None:
+        child.cancel(ctx.cancel.reason or "the parent call was cancelled")
+
+    ctx.cancel.add_callback(cancel_child)
+    try:
+        async for event in child.events():
+            ctx.on_event(Subagent(ctx.call_id, ctx.tool_name, child.run_id, name, event))
+    finally:
+        ctx.cancel.remove_callback(cancel_child)
+    result = child.result
+    assert result is not None
+    if result.status == "cancelled":
+        raise Cancelled(ctx.cancel.reason)
+    if result.status == "error":
+        message = result.error.message if result.error else "unknown error"
+        raise ToolError(f"Sub-agent '{name}' failed: {message}")
+    if result.status == "paused":
+        raise ToolError(f"Sub-agent '{name}' stopped: it needs an approval or a client tool.")
+    return result.output
+
+
+def _delegate_agent(parent: Any, name: str) -> Any:
+    agents = parent.toolbox.delegates
+    if name in agents:
+        return agents[name]
+    if name == ANONYMOUS:
+        return parent.agent.anonymous_delegate()
+    raise ToolError(f"unknown delegate {name!r}: known are {', '.join(agents) or 'none'}")
