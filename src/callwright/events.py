@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, TypeAlias
 
+from .messages import AssistantMessage
 from .models.base import Usage
 
 RunStatus = Literal["completed", "paused", "cancelled", "stopped", "error"]
@@ -69,6 +70,18 @@ class StepFinished:
     message_id: str
     finish_reason: str
     usage: Usage
+
+
+@dataclass(slots=True)
+class ModelResponse:
+    """The model's complete reply for a step, before any of its calls run.
+
+    Encoders ignore it; a journal records it as the step's model operation.
+    """
+
+    type: ClassVar[str] = "model-response"
+    step: int
+    message: AssistantMessage
 
 
 @dataclass(slots=True)
@@ -254,6 +267,7 @@ Event: TypeAlias = (
     | RunError
     | StepStarted
     | StepFinished
+    | ModelResponse
     | TextStart
     | TextDelta
     | TextEnd

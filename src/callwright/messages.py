@@ -7,7 +7,7 @@ loop cheap: a run appends to a list, it never copies or re-validates history.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, TypeAlias
 
 
@@ -63,3 +63,24 @@ def as_messages(prompt: str | Message | list[Message]) -> list[Message]:
     if isinstance(prompt, list):
         return list(prompt)
     return [prompt]
+
+
+def message_to_dict(message: Message) -> dict[str, Any]:
+    """A JSON-ready dict (for journals): the dataclass fields, ``role`` first."""
+    data = asdict(message)
+    return {"role": data.pop("role"), **{k: v for k, v in data.items() if v is not None}}
+
+
+def message_from_dict(data: dict[str, Any]) -> Message:
+    role = data.get("role")
+    fields = {k: v for k, v in data.items() if k != "role"}
+    if role == "user":
+        return UserMessage(**fields)
+    if role == "system":
+        return SystemMessage(**fields)
+    if role == "tool":
+        return ToolResultMessage(**fields)
+    if role == "assistant":
+        calls = [ToolCallPart(**c) for c in fields.pop("tool_calls", [])]
+        return AssistantMessage(tool_calls=calls, **fields)
+    raise ValueError(f"unknown message role {role!r}")

@@ -40,6 +40,7 @@ from .compose import OUTPUT_TOOL, native_tools, output_tool, solution_schema
 from .context import CancelToken
 from .events import (
     Event,
+    ModelResponse,
     PendingCall,
     ReasoningDelta,
     ReasoningEnd,
@@ -552,14 +553,14 @@ class Run:
         for call in calls:
             if call.state is CallState.INPUT_STREAMING:
                 yield self._complete_input(call)
-        self.messages.append(
-            AssistantMessage(
-                "".join(text_parts),
-                [ToolCallPart(c.id, c.tool_name, c.raw_arguments) for c in calls],
-                "".join(reasoning_parts),
-                message_id,
-            )
+        reply = AssistantMessage(
+            "".join(text_parts),
+            [ToolCallPart(c.id, c.tool_name, c.raw_arguments) for c in calls],
+            "".join(reasoning_parts),
+            message_id,
         )
+        self.messages.append(reply)
+        yield ModelResponse(step, reply)
 
     def _complete_input(self, call: Call) -> Event:
         """Parse and validate the finished arguments: input-available, or an input error."""
