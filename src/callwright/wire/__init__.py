@@ -1,0 +1,30 @@
+"""The two wire protocols, each an encoder of the one canonical event stream.
+
+``agui`` speaks AG-UI (``RunAgentInput`` in, AG-UI SSE events out) and ``aisdk``
+the Vercel AI SDK UI message stream (``useChat``'s body in, UI message chunks
+out). Neither needs a web framework; ``callwright.server`` serves both.
+"""
+
+from ._common import (
+    ApprovalClaim,
+    ApprovalLedger,
+    IssuedApproval,
+    MemoryApprovalLedger,
+    RunInput,
+    WireError,
+    resolve_claims,
+)
+from .agui import AGUIEncoder
+from .aisdk import AISDKEncoder
+
+__all__ = [
+    "AGUIEncoder",
+    "AISDKEncoder",
+    "ApprovalClaim",
+    "ApprovalLedger",
+    "IssuedApproval",
+    "MemoryApprovalLedger",
+    "RunInput",
+    "WireError",
+    "resolve_claims",
+]

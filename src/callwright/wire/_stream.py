@@ -1,0 +1,95 @@
+"""Streams one run to one HTTP client over raw ASGI, flushing every frame as it happens.
+
+Written against ASGI directly rather than with Starlette's StreamingResponse
+because of disconnects: StreamingResponse cancels the producing task when the
+client goes away, which tears the run down mid-await. Here a watcher task sees
+``http.disconnect`` and calls ``run.cancel()``; the run then winds down the
+documented way (tools see their cancel token, get ``cancel_grace`` seconds,
+and every call still gets its one result) while the remaining frames are
+dropped. A failure outside the run becomes one error frame with a message and a
+code; the traceback goes to the log, never to the client.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any, Protocol
+
+from ..events import Event
+from ..run import Run
+
+log = logging.getLogger("callwright.server")
+
+Message = MutableMapping[str, Any]
+Send = Callable[[Message], Awaitable[None]]
+Receive = Callable[[], Awaitable[Message]]
+
+
+class Encoder(Protocol):
+    def encode(self, event: Event) -> bytes: ...
+
+    def error(self, message: str, code: str) -> bytes: ...
+
+
+async def stream_run(
+    run: Run,
+    encoder: Encoder,
+    send: Send,
+    receive: Receive,
+    *,
+    headers: dict[str, str],
+    trailer: bytes = b"",
+    on_event: Callable[[Event], None] | None = None,
+) -> None:
+    """Send the run's frames as one SSE response; cancel the run if the client leaves."""
+    connected = True
+
+    def gone() -> None:
+        nonlocal connected
+        if connected:
+            connected = False
+            run.cancel("the client disconnected")
+
+    async def watch() -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                gone()
+                return
+
+    async def write(body: bytes, more: bool = True) -> None:
+        if not connected:
+            return
+        try:
+            await send({"type": "http.response.body", "body": body, "more_body": more})
+        except Exception:  # the connection broke under us (OSError, ClientDisconnected)
+            gone()
+
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 200,
+            "headers": [(k.encode(), v.encode()) for k, v in headers.items()],
+        }
+    )
+    watcher = asyncio.create_task(watch())
+    events = run.events()
+    try:
+        try:
+            async for event in events:
+                if on_event is not None:
+                    on_event(event)
+                frame = encoder.encode(event)
+                if frame:
+                    await write(frame)
+        except Exception:
+            log.exception("run %s failed outside the run loop", run.run_id)
+            await write(encoder.error("the server failed while streaming the run", "server_error"))
+        await write(trailer, more=False)
+    finally:
+        watcher.cancel()
+        close = getattr(events, "aclose", None)
+        if close is not None:  # a no-op once drained; unwinds the run if we were cancelled
+            await close()

