@@ -17,7 +17,15 @@ venv: $(STAMP)
 run: venv
 	$(PY) examples/deploy.py
 
-test: venv
+# The real npm clients the wire tests drive (@ag-ui/client, ai 5/6/7, a Node >= 22 for ai 7).
+JS_DIR := tests/js
+JS_STAMP := $(JS_DIR)/node_modules/.installed
+
+$(JS_STAMP): $(JS_DIR)/package.json $(JS_DIR)/package-lock.json
+	cd $(JS_DIR) && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+test: venv $(JS_STAMP)
 	$(PY) -m pytest -q
 
 lint: venv

@@ -195,3 +195,20 @@ def run_js(client_name: str, url: str) -> dict[str, Any]:
             pytest.fail(f"drive.mjs {client_name} failed:\n{proc.stdout}\n{proc.stderr}")
         _js_results[client_name] = json.loads(proc.stdout)
     return _js_results[client_name]
+
+
+@pytest.fixture
+def cancelled() -> list[str]:
+    """Call ids of ``wait_for_cancel`` calls whose cancel token fired (server side)."""
+    return CANCELLED
+
+
+@pytest.fixture
+def js(server: Server) -> Any:
+    """``js(client)``: the report of every scenario run by that real npm client."""
+    return lambda client: run_js(client, server.url)
+
+
+@pytest.fixture
+def sse() -> Any:
+    return sse_payloads
