@@ -1,0 +1,48 @@
+"""Stateless approvals: an HMAC over what was asked, verified on the way back.
+
+For deployments without a database. The signature binds the approval id, the
+call id, the tool name and the canonical arguments, so a client cannot approve
+another call or change the arguments. The trade-off: with no state there is no
+replay protection (the same signed approval can be presented twice) and no
+"still pending" check; use the SQLite journal where that matters.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from typing import Any
+
+from .base import Rejected, canonical_json
+
+
+class ApprovalSigner:
+    def __init__(self, secret: bytes | str) -> None:
+        if isinstance(secret, str):
+            secret = secret.encode()
+        if len(secret) < 16:
+            raise ValueError("use a secret of at least 16 bytes")
+        self._secret = secret
+
+    def sign(
+        self, approval_id: str, call_id: str, tool_name: str, arguments: dict[str, Any]
+    ) -> str:
+        message = canonical_json([approval_id, call_id, tool_name, arguments]).encode()
+        return hmac.new(self._secret, message, hashlib.sha256).hexdigest()
+
+    def verify(
+        self,
+        signature: str,
+        approval_id: str,
+        call_id: str,
+        tool_name: str,
+        arguments: dict[str, Any],
+    ) -> None:
+        """Raises ``Rejected`` unless the signature is ours for exactly this call."""
+        expected = self.sign(approval_id, call_id, tool_name, arguments)
+        if not hmac.compare_digest(expected, signature or ""):
+            raise Rejected(
+                f"approval {approval_id!r} does not carry a valid signature for this call",
+                "bad_signature",
+                403,
+            )
