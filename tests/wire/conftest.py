@@ -95,6 +95,10 @@ def _first_turn(scenario: str) -> list[Any]:
             call("weather", {"city": "Rome"}, id=_id()),
         ],
         "color": [call("pick_color", {"options": ["red", "blue"]}, id=_id())],
+        "mixed": [
+            call("weather", {"city": "Paris"}, id=_id()),
+            call("pick_color", {"options": ["red"]}, id=_id()),
+        ],
         "delete": [call("delete_file", {"path": "/tmp/report.txt"}, id=_id())],
         "deploy": [call("deploy", {"env": "prod"}, id=_id())],
         "fail": [call("explode", {}, id=_id())],
@@ -154,6 +158,12 @@ class Server:
 def server() -> Iterator[Server]:
     with Server(create_app(make_agent())) as running:
         yield running
+
+
+@pytest.fixture
+def server_factory() -> Any:
+    """``server_factory(**create_app_options)``: a context manager for a separate server."""
+    return lambda **options: Server(create_app(make_agent(), **options))
 
 
 @pytest.fixture
