@@ -1,0 +1,267 @@
+"""The Anthropic adapter, fed recorded Messages API streams built from the SDK's own types
+and served over real HTTP to the real SDK."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from anthropic.types import (
+    InputJSONDelta,
+    Message,
+    MessageDeltaUsage,
+    RawContentBlockDeltaEvent,
+    RawContentBlockStartEvent,
+    RawContentBlockStopEvent,
+    RawMessageDeltaEvent,
+    RawMessageStartEvent,
+    RawMessageStopEvent,
+    SignatureDelta,
+    TextBlock,
+    TextDelta,
+    ThinkingBlock,
+    ThinkingDelta,
+    ToolUseBlock,
+)
+from anthropic.types import Usage as AnthropicUsage
+from anthropic.types.raw_message_delta_event import Delta
+
+from callwright import Agent, tool
+from callwright.events import ToolCallResult
+from callwright.messages import UserMessage
+from callwright.models._retry import RetryPolicy
+from callwright.models.anthropic import AnthropicModel
+from callwright.models.base import (
+    ErrorPart,
+    FinishPart,
+    ModelRequest,
+    ReasoningPart,
+    TextPart,
+    ToolCallDeltaPart,
+    ToolCallEndPart,
+    ToolCallStartPart,
+    Usage,
+)
+
+FAST = RetryPolicy(max_attempts=3, base_delay=0.01)
+
+
+def start(input_tokens: int = 10, cached: int = 0) -> RawMessageStartEvent:
+    return RawMessageStartEvent(
+        type="message_start",
+        message=Message(
+            id="msg_1",
+            type="message",
+            role="assistant",
+            model="claude-x",
+            content=[],
+            stop_reason=None,
+            stop_sequence=None,
+            usage=AnthropicUsage(
+                input_tokens=input_tokens, output_tokens=1, cache_read_input_tokens=cached
+            ),
+        ),
+    )
+
+
+def block(index: int, content: Any) -> RawContentBlockStartEvent:
+    return RawContentBlockStartEvent(type="content_block_start", index=index, content_block=content)
+
+
+def delta(index: int, d: Any) -> RawContentBlockDeltaEvent:
+    return RawContentBlockDeltaEvent(type="content_block_delta", index=index, delta=d)
+
+
+def stop(index: int) -> RawContentBlockStopEvent:
+    return RawContentBlockStopEvent(type="content_block_stop", index=index)
+
+
+def end(reason: str, output_tokens: int) -> list[Any]:
+    return [
+        RawMessageDeltaEvent(
+            type="message_delta",
+            delta=Delta(stop_reason=reason, stop_sequence=None),  # type: ignore[arg-type]
+            usage=MessageDeltaUsage(output_tokens=output_tokens),
+        ),
+        RawMessageStopEvent(type="message_stop"),
+    ]
+
+
+def text_block(index: int) -> TextBlock:
+    return TextBlock(type="text", text="")
+
+
+def tool_block(id: str, name: str) -> ToolUseBlock:
+    return ToolUseBlock(type="tool_use", id=id, name=name, input={})
+
+
+def record(replay: Any, events: list[Any]) -> None:
+    replay.sse([json.loads(e.model_dump_json()) for e in events], named=True, done=False)
+
+
+def model(replay: Any, **kw: Any) -> AnthropicModel:
+    return AnthropicModel("claude-x", api_key="k", base_url=replay.url, retry=FAST, **kw)
+
+
+async def collect(m: AnthropicModel) -> list[Any]:
+    return [e async for e in m.stream(ModelRequest([UserMessage("hi")]))]
+
+
+async def test_thinking_text_and_tool_use_stream(replay: Any) -> None:
+    record(
+        replay,
+        [
+            start(input_tokens=12, cached=100),
+            block(0, ThinkingBlock(type="thinking", thinking="", signature="")),
+            delta(0, ThinkingDelta(type="thinking_delta", thinking="The user wants ")),
+            delta(0, ThinkingDelta(type="thinking_delta", thinking="a sum.")),
+            delta(0, SignatureDelta(type="signature_delta", signature="sig")),
+            stop(0),
+            block(1, text_block(1)),
+            delta(1, TextDelta(type="text_delta", text="Let me add.")),
+            stop(1),
+            block(2, tool_block("toolu_1", "calculate")),
+            delta(2, InputJSONDelta(type="input_json_delta", partial_json="")),
+            delta(2, InputJSONDelta(type="input_json_delta", partial_json='{"expression": ')),
+            delta(2, InputJSONDelta(type="input_json_delta", partial_json='"2 + 2"}')),
+            stop(2),
+            *end("tool_use", 33),
+        ],
+    )
+    events = await collect(model(replay, thinking_budget=1024))
+    assert events == [
+        ReasoningPart("The user wants "),
+        ReasoningPart("a sum."),
+        TextPart("Let me add."),
+        ToolCallStartPart("toolu_1", "calculate"),
+        ToolCallDeltaPart("toolu_1", '{"expression": '),
+        ToolCallDeltaPart("toolu_1", '"2 + 2"}'),
+        ToolCallEndPart("toolu_1"),
+        FinishPart("tool-calls", Usage(112, 33, 1)),
+    ]
+    body = replay.requests[0]["json"]
+    assert body["thinking"] == {"type": "enabled", "budget_tokens": 1024}
+    assert replay.requests[0]["headers"]["x-api-key"] == "k"
+
+
+async def test_parallel_tool_uses(replay: Any) -> None:
+    record(
+        replay,
+        [
+            start(),
+            block(0, tool_block("toolu_a", "read_file")),
+            delta(0, InputJSONDelta(type="input_json_delta", partial_json='{"path": "a.txt"}')),
+            stop(0),
+            block(1, tool_block("toolu_b", "list_files")),
+            delta(1, InputJSONDelta(type="input_json_delta", partial_json="{}")),
+            stop(1),
+            *end("tool_use", 20),
+        ],
+    )
+    events = await collect(model(replay))
+    starts = [e for e in events if isinstance(e, ToolCallStartPart)]
+    ends = [e for e in events if isinstance(e, ToolCallEndPart)]
+    assert [(s.call_id, s.name) for s in starts] == [
+        ("toolu_a", "read_file"),
+        ("toolu_b", "list_files"),
+    ]
+    assert [e.call_id for e in ends] == ["toolu_a", "toolu_b"]
+
+
+async def test_an_agent_round_trip_sends_tool_results_back(replay: Any) -> None:
+    @tool
+    def calculate(expression: str) -> str:
+        """Calculate."""
+        return "4"
+
+    record(
+        replay,
+        [
+            start(),
+            block(0, tool_block("toolu_1", "calculate")),
+            delta(0, InputJSONDelta(type="input_json_delta", partial_json='{"expression": "2+2"}')),
+            stop(0),
+            *end("tool_use", 9),
+        ],
+    )
+    record(
+        replay,
+        [
+            start(30),
+            block(0, text_block(0)),
+            delta(0, TextDelta(type="text_delta", text="It is 4.")),
+            stop(0),
+            *end("end_turn", 5),
+        ],
+    )
+    agent = Agent(model(replay), [calculate], instructions="Be brief.")
+    events = [e async for e in agent.stream("2+2?")]
+    assert [e.content for e in events if isinstance(e, ToolCallResult)] == ["4"]
+    assert events[-1].output == "It is 4."
+    first, second = (r["json"] for r in replay.requests)
+    assert first["system"] == "Be brief."
+    assert first["tools"][0]["input_schema"]["properties"]["expression"]["type"] == "string"
+    assert first["tool_choice"] == {"type": "auto"}
+    assert second["messages"][1] == {
+        "role": "assistant",
+        "content": [
+            {
+                "type": "tool_use",
+                "id": "toolu_1",
+                "name": "calculate",
+                "input": {"expression": "2+2"},
+            }
+        ],
+    }
+    assert second["messages"][2] == {
+        "role": "user",
+        "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "4"}],
+    }
+
+
+async def test_overloaded_is_retried(replay: Any) -> None:
+    replay.reply(529, {"type": "error", "error": {"type": "overloaded_error", "message": "busy"}})
+    record(
+        replay,
+        [
+            start(),
+            block(0, text_block(0)),
+            delta(0, TextDelta(type="text_delta", text="ok")),
+            stop(0),
+            *end("end_turn", 1),
+        ],
+    )
+    started = time.monotonic()
+    events = await collect(model(replay))
+    assert [e.delta for e in events if isinstance(e, TextPart)] == ["ok"]
+    assert len(replay.requests) == 2 and time.monotonic() - started < 3
+
+
+async def test_an_error_event_mid_stream_ends_the_step(replay: Any) -> None:
+    replay.sse(
+        [
+            json.loads(start().model_dump_json()),
+            {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
+        ],
+        named=True,
+        done=False,
+    )
+    events = await collect(model(replay))
+    assert isinstance(events[-1], ErrorPart)
+    assert "Overloaded" in events[-1].message
+    assert len(replay.requests) == 1  # nothing is retried once the stream has begun
+
+
+async def test_authentication_error_is_clear_and_not_retried(replay: Any) -> None:
+    replay.reply(
+        401, {"type": "error", "error": {"type": "authentication_error", "message": "bad key"}}
+    )
+    events = await collect(model(replay))
+    assert events == [ErrorPart("the model provider answered 401: bad key", "http_401")]
+
+
+async def test_missing_key_is_a_configuration_error(monkeypatch: Any) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    events = [e async for e in AnthropicModel("c").stream(ModelRequest([UserMessage("hi")]))]
+    assert len(events) == 1 and events[0].code == "configuration_error"

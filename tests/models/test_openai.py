@@ -1,0 +1,289 @@
+"""The OpenAI-compatible adapter, through the real SDK over real HTTP to a replay server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import Any
+
+from callwright import Agent, CancelToken, tool
+from callwright.events import ToolCallResult
+from callwright.messages import UserMessage
+from callwright.models._retry import RetryPolicy
+from callwright.models.base import (
+    ErrorPart,
+    FinishPart,
+    ModelRequest,
+    ReasoningPart,
+    TextPart,
+    ToolCallDeltaPart,
+    ToolCallEndPart,
+    ToolCallStartPart,
+    Usage,
+)
+from callwright.models.openai import OpenAIModel
+
+FAST = RetryPolicy(max_attempts=3, base_delay=0.01, max_delay=5.0)
+
+
+def chunk(delta: dict[str, Any] | None = None, finish: str | None = None, **extra: Any) -> dict:
+    choices = [] if delta is None else [{"index": 0, "delta": delta, "finish_reason": finish}]
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "m",
+        "choices": choices,
+        **extra,
+    }
+
+
+def usage(prompt: int, completion: int) -> dict:
+    return chunk(
+        None,
+        usage={
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+        },
+    )
+
+
+def tc(
+    index: int | None, *, id: str | None = None, name: str | None = None, args: str = ""
+) -> dict:
+    function: dict[str, Any] = {"arguments": args}
+    if name is not None:
+        function["name"] = name
+    piece: dict[str, Any] = {"type": "function", "function": function}
+    if index is not None:
+        piece["index"] = index
+    if id is not None:
+        piece["id"] = id
+    return chunk({"tool_calls": [piece]})
+
+
+def model(replay: Any, **kw: Any) -> OpenAIModel:
+    return OpenAIModel("m", base_url=replay.url + "/v1", api_key="k", retry=FAST, **kw)
+
+
+async def collect(m: OpenAIModel, request: ModelRequest | None = None) -> list[Any]:
+    request = request or ModelRequest([UserMessage("hi")])
+    return [e async for e in m.stream(request)]
+
+
+def calls_of(events: list[Any]) -> list[tuple[str, str, dict]]:
+    names, args, order = {}, {}, []
+    for e in events:
+        if isinstance(e, ToolCallStartPart):
+            names[e.call_id], args[e.call_id] = e.name, ""
+            order.append(e.call_id)
+        elif isinstance(e, ToolCallDeltaPart):
+            args[e.call_id] += e.delta
+    ended = [e.call_id for e in events if isinstance(e, ToolCallEndPart)]
+    assert sorted(ended) == sorted(order)
+    return [(i, names[i], json.loads(args[i])) for i in order]
+
+
+async def test_text_streams_with_usage_and_finish(replay: Any) -> None:
+    replay.sse(
+        [
+            chunk({"role": "assistant", "content": ""}),
+            chunk({"content": "Hel"}),
+            chunk({"content": "lo"}),
+            chunk({}, "stop"),
+            usage(11, 2),
+        ]
+    )
+    events = await collect(model(replay))
+    assert [e.delta for e in events if isinstance(e, TextPart)] == ["Hel", "lo"]
+    assert events[-1] == FinishPart("stop", Usage(11, 2, 1))
+    sent = replay.requests[0]
+    assert sent["path"] == "/v1/chat/completions"
+    assert sent["json"]["stream"] is True
+    assert sent["json"]["stream_options"] == {"include_usage": True}
+    assert sent["headers"]["authorization"] == "Bearer k"
+
+
+async def test_tool_call_chunks_merge_by_index_with_repeated_id_and_name(replay: Any) -> None:
+    # llama.cpp-style servers repeat the id and name in every chunk
+    replay.sse(
+        [
+            tc(0, id="call_a", name="calculate", args=""),
+            tc(0, id="call_a", name="calculate", args='{"expr'),
+            tc(0, id="call_a", name="calculate", args='ession": "1 +'),
+            tc(0, id="call_a", name="calculate", args=' 2"}'),
+            chunk({}, "tool_calls"),
+        ]
+    )
+    events = await collect(model(replay))
+    starts = [e for e in events if isinstance(e, ToolCallStartPart)]
+    assert starts == [ToolCallStartPart("call_a", "calculate")]
+    assert calls_of(events) == [("call_a", "calculate", {"expression": "1 + 2"})]
+    assert isinstance(events[-1], FinishPart) and events[-1].reason == "tool-calls"
+
+
+async def test_parallel_tool_calls_interleaved(replay: Any) -> None:
+    replay.sse(
+        [
+            tc(0, id="c0", name="read_file", args='{"path":'),
+            tc(1, id="c1", name="calculate", args='{"expression":'),
+            tc(0, args=' "a.txt"}'),
+            tc(1, args=' "2*3"}'),
+            chunk({}, "tool_calls"),
+            usage(5, 7),
+        ]
+    )
+    events = await collect(model(replay))
+    assert calls_of(events) == [
+        ("c0", "read_file", {"path": "a.txt"}),
+        ("c1", "calculate", {"expression": "2*3"}),
+    ]
+    assert events[-1] == FinishPart("tool-calls", Usage(5, 7, 1))
+
+
+async def test_missing_index_and_arguments_before_the_name(replay: Any) -> None:
+    replay.sse(
+        [
+            tc(None, id="x1", args=""),
+            tc(None, name="list_files", args="{"),
+            tc(None, args="}"),
+            tc(None, id="x2", name="calculate", args='{"expression": "1"}'),
+            chunk({}, "tool_calls"),
+        ]
+    )
+    events = await collect(model(replay))
+    assert calls_of(events) == [
+        ("x1", "list_files", {}),
+        ("x2", "calculate", {"expression": "1"}),
+    ]
+
+
+async def test_reasoning_deltas(replay: Any) -> None:
+    replay.sse(
+        [
+            chunk({"reasoning_content": "Let me "}),
+            chunk({"reasoning_content": "think."}),
+            chunk({"reasoning": "vLLM style."}),
+            chunk({"content": "42"}, "stop"),
+        ]
+    )
+    events = await collect(model(replay))
+    assert [e.delta for e in events if isinstance(e, ReasoningPart)] == [
+        "Let me ",
+        "think.",
+        "vLLM style.",
+    ]
+    assert [e.delta for e in events if isinstance(e, TextPart)] == ["42"]
+
+
+async def test_rate_limit_is_retried_after_retry_after(replay: Any) -> None:
+    replay.reply(429, {"error": {"message": "slow down"}}, {"retry-after": "0.3"})
+    replay.sse([chunk({"content": "ok"}, "stop")])
+    started = time.monotonic()
+    events = await collect(model(replay))
+    assert time.monotonic() - started >= 0.3
+    assert [e.delta for e in events if isinstance(e, TextPart)] == ["ok"]
+    assert len(replay.requests) == 2
+
+
+async def test_other_errors_end_the_step_with_a_clear_error(replay: Any) -> None:
+    replay.reply(400, {"error": {"message": "model not found: m"}})
+    events = await collect(model(replay))
+    assert len(events) == 1 and isinstance(events[0], ErrorPart)
+    assert events[0].code == "http_400"
+    assert "model not found: m" in events[0].message
+    assert len(replay.requests) == 1
+
+
+async def test_network_errors_are_retried_then_reported() -> None:
+    m = OpenAIModel("m", base_url="http://127.0.0.1:9/v1", api_key="k", retry=FAST)
+    events = await collect(m)
+    assert len(events) == 1 and isinstance(events[0], ErrorPart)
+    assert events[0].code == "connection_error"
+    assert "3 attempts" in events[0].message
+
+
+async def test_cancellation_stops_a_retry_wait_at_once(replay: Any) -> None:
+    replay.reply(429, {"error": {"message": "busy"}}, {"retry-after": "30"})
+    cancel = CancelToken()
+    request = ModelRequest([UserMessage("hi")], cancel=cancel)
+    asyncio.get_running_loop().call_later(0.2, cancel.cancel, "user")
+    started = time.monotonic()
+    events = await asyncio.wait_for(collect(model(replay), request), 5)
+    assert time.monotonic() - started < 2
+    assert not any(isinstance(e, TextPart) for e in events)
+
+
+async def test_cancellation_stops_a_slow_stream(replay: Any) -> None:
+    replay.sse([chunk({"content": f"{i} "}) for i in range(50)], delay=0.1)
+    cancel = CancelToken()
+    request = ModelRequest([UserMessage("hi")], cancel=cancel)
+    asyncio.get_running_loop().call_later(0.35, cancel.cancel, "user")
+    started = time.monotonic()
+    events = await collect(model(replay), request)
+    assert time.monotonic() - started < 2
+    assert 0 < len([e for e in events if isinstance(e, TextPart)]) < 10
+
+
+async def test_an_agent_calls_a_tool_and_sends_the_result_back(replay: Any) -> None:
+    seen: list[str] = []
+
+    @tool
+    def calculate(expression: str) -> str:
+        """Calculate."""
+        seen.append(expression)
+        return "3"
+
+    replay.sse(
+        [
+            tc(0, id="call_1", name="calculate", args='{"expression":'),
+            tc(0, args=' "1+2"}'),
+            chunk({}, "tool_calls"),
+            usage(20, 9),
+        ]
+    )
+    replay.sse([chunk({"content": "It is 3."}, "stop"), usage(40, 4)])
+    agent = Agent(model(replay), [calculate], instructions="Be brief.")
+    events = [e async for e in agent.stream("What is 1+2?")]
+    results = [e for e in events if isinstance(e, ToolCallResult)]
+    assert seen == ["1+2"] and results[0].content == "3"
+    assert agent.mode == "native"
+    first, second = (r["json"] for r in replay.requests)
+    assert first["tools"][0]["function"]["name"] == "calculate"
+    assert first["messages"][0] == {"role": "system", "content": "Be brief."}
+    assert second["messages"][-2]["tool_calls"][0]["id"] == "call_1"
+    assert second["messages"][-1] == {"role": "tool", "tool_call_id": "call_1", "content": "3"}
+    finished = events[-1]
+    assert finished.output == "It is 3."
+    assert finished.usage.input_tokens == 60 and finished.usage.output_tokens == 13
+
+
+async def test_structured_mode_uses_response_format_and_decodes_calls(replay: Any) -> None:
+    @tool
+    def calculate(expression: str) -> str:
+        """Calculate."""
+        return str(eval(expression, {"__builtins__": {}}))  # test-only, fixed input
+
+    doc = json.dumps(
+        {"meta": {}, "calls": [{"_tool": "calculate", "expression": "6*7"}], "output": None}
+    )
+    replay.sse(
+        [chunk({"content": doc[i : i + 9]}) for i in range(0, len(doc), 9)] + [chunk({}, "stop")]
+    )
+    replay.sse([chunk({"content": '{"meta": {}, "calls": [], "output": "42"}'}, "stop")])
+    agent = Agent(model(replay, mode="structured"), [calculate])
+    result = await agent.run("6*7?")
+    assert result.output == "42"
+    body = replay.requests[0]["json"]
+    assert body["response_format"]["type"] == "json_schema"
+    assert "tools" not in body
+    items = body["response_format"]["json_schema"]["schema"]["properties"]["calls"]["items"]
+    assert items["properties"]["_tool"] == {"const": "calculate"}
+    # the model's own turn comes back as the document it wrote, the result as a user turn
+    second = replay.requests[1]["json"]["messages"]
+    assert json.loads(second[-2]["content"])["calls"] == [
+        {"_tool": "calculate", "expression": "6*7"}
+    ]
+    assert second[-1] == {"role": "user", "content": "Tool calculate result: 42"}
