@@ -46,11 +46,15 @@ from .run import (
 from .state import RunState
 from .tool import Tool, tool
 from .toolbox import Toolbox, ToolConflict
+from .wire import AGUIEncoder, AISDKEncoder, ApprovalLedger, MemoryApprovalLedger, WireError
 
 __all__ = [
     "PARALLEL",
     "SEQUENTIAL",
+    "AGUIEncoder",
+    "AISDKEncoder",
     "Agent",
+    "ApprovalLedger",
     "AssistantMessage",
     "Call",
     "CallState",
@@ -63,6 +67,7 @@ __all__ = [
     "Interrupted",
     "InvalidArgs",
     "Limits",
+    "MemoryApprovalLedger",
     "Message",
     "Model",
     "ModelRequest",
@@ -88,10 +93,21 @@ __all__ = [
     "Toolbox",
     "Usage",
     "UserMessage",
+    "WireError",
     "batched",
+    "create_app",
     "has_tool_call",
     "native_tools",
     "solution_schema",
     "step_count_is",
     "tool",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """``create_app`` needs the ``server`` extra (Starlette): imported on first use."""
+    if name == "create_app":
+        from .server import create_app
+
+        return create_app
+    raise AttributeError(f"module 'callwright' has no attribute {name!r}")
