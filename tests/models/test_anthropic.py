@@ -142,7 +142,9 @@ async def test_thinking_text_and_tool_use_stream(replay: Any) -> None:
     ]
     body = replay.requests[0]["json"]
     assert body["thinking"] == {"type": "enabled", "budget_tokens": 1024}
-    assert replay.requests[0]["headers"]["x-api-key"] == "k"
+    headers = replay.requests[0]["headers"]
+    key = headers.get("x-api-key") or headers.get("authorization", "").removeprefix("Bearer ")
+    assert key == "k"
 
 
 async def test_parallel_tool_uses(replay: Any) -> None:

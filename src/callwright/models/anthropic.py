@@ -257,8 +257,10 @@ def anthropic_messages(
             blocks: list[dict[str, Any]] = []
             if m.text:
                 blocks.append({"type": "text", "text": m.text})
-            for c in m.tool_calls:
-                blocks.append({"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments})
+            blocks += [
+                {"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments}
+                for c in m.tool_calls
+            ]
             add("assistant", blocks)
         elif isinstance(m, ToolResultMessage):
             block: dict[str, Any] = {
