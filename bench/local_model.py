@@ -45,7 +45,7 @@ PROMPTS: list[tuple[str, str | None, dict[str, Any]]] = [
     ("Read the file notes.txt", "read_file", {"path": "notes.txt"}),
     ("Show me what is in README.txt", "read_file", {"path": "README.txt"}),
     ("Open todo.md and read it", "read_file", {"path": "todo.md"}),
-    ("Write 'hello' to the file hello.txt", "write_file", {"path": "hello.txt", "content": "hello"}),
+    ("Write 'hello' to the file hi.txt", "write_file", {"path": "hi.txt", "content": "hello"}),
     (
         "Save the text 'Buy milk' in shopping.txt",
         "write_file",
@@ -172,7 +172,8 @@ def main() -> None:
                 best = max(r for r, _ in rates)
                 label = "constrained (json_schema)" if constrained else "free"
                 tokens = rates[0][1]
-                print(f"decode {label}: {best:.1f} tokens/s (best of {args.repeat}, {tokens} tokens)")
+                detail = f"(best of {args.repeat}, {tokens} tokens)"
+                print(f"decode {label}: {best:.1f} tokens/s {detail}")
         right, firsts = asyncio.run(accuracy(model, schema, not args.quiet))
         firsts.sort()
         print(f"tool-choice accuracy: {right}/{len(PROMPTS)} = {right / len(PROMPTS):.0%}")
