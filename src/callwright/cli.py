@@ -170,17 +170,17 @@ def tools(args: argparse.Namespace) -> int:
     from .demo import demo_tools
 
     console = _console()
+    if args.json:
+        blueprints = [
+            {"name": t.name, "description": t.description, "parameters": t.parameters}
+            for t in demo_tools()
+        ]
+        print(json.dumps(blueprints, indent=2, ensure_ascii=False))
+        return 0
     for t in demo_tools():
-        flags = []
-        if t.requires_approval:
-            flags.append("needs approval")
         title = f"[bold]{t.name}[/bold]"
-        if flags:
-            title += f"  [yellow]({', '.join(flags)})[/yellow]"
-        if args.json:
-            blueprint = {"name": t.name, "description": t.description, "parameters": t.parameters}
-            console.print_json(json.dumps(blueprint))
-            continue
+        if t.requires_approval:
+            title += "  [yellow](needs approval)[/yellow]"
         schema = Syntax(json.dumps(t.parameters, indent=2), "json", theme="ansi_dark")
         summary = t.description.split("\n")[0]
         console.print(Panel(schema, title=title, subtitle=summary, expand=False))
