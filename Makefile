@@ -42,3 +42,4 @@ $(VENV)/.bench-installed: $(STAMP)
 
 bench: $(VENV)/.bench-installed
 	$(PY) bench/overhead.py
+	$(PY) bench/encode.py
