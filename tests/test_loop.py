@@ -714,3 +714,39 @@ async def test_model_error_ends_the_run_with_an_error_event() -> None:
     assert isinstance(events[-1], ev.RunError)
     assert events[-1].code == "script_exhausted"
     assert not of(events, ev.RunFinished)
+
+
+async def test_argument_size_and_depth_limits() -> None:
+    deep = {"kind": "x"}
+    nested: Any = "leaf"
+    for _ in range(40):
+        nested = [nested]
+    model = ScriptedModel(
+        [
+            [
+                call("boom", {"kind": "x" * 200}, id="big"),
+                call("boom", {"kind": nested}, id="deep"),
+                call("boom", deep, id="fine"),
+            ],
+            ["ok"],
+        ]
+    )
+    limits = Limits(max_argument_bytes=100, max_json_depth=8)
+    events = await collect(Agent(model, [boom], limits=limits), "go")
+    errors = {e.call_id: e.error for e in of(events, ev.ToolInputError)}
+    assert errors == {
+        "big": "Invalid arguments: arguments exceed 100 bytes",
+        "deep": "Invalid arguments: arguments nest deeper than 8 levels",
+    }
+
+
+async def test_default_tool_timeout_applies_to_tools_without_one() -> None:
+    @tool
+    async def hang() -> str:
+        """Hang."""
+        await asyncio.sleep(5)
+        return "never"
+
+    model = ScriptedModel([[call("hang")], ["ok"]])
+    events = await collect(Agent(model, [hang], limits=Limits(tool_timeout=0.05)), "go")
+    assert of(events, ev.ToolCallResult)[0].error == "Timed out after 0.05 seconds."

@@ -129,6 +129,7 @@ class StepExecutor:
         on_result: Callable[[Call], list[Event]] | None = None,
         cancel_grace: float = 5.0,
         run: Any = None,
+        default_timeout: float | None = None,
     ) -> None:
         self.calls = calls
         self.toolbox = toolbox
@@ -141,6 +142,7 @@ class StepExecutor:
         self.on_result = on_result
         self.cancel_grace = cancel_grace
         self.run_ref = run
+        self.default_timeout = default_timeout
         self.pending: list[PendingCall] = []
         self.steered = False
 
@@ -353,15 +355,16 @@ class StepExecutor:
             if call.deferred:
                 call.arguments = resolve(call.arguments, self.state, call.meta.get("_instance"))
                 call.validated = tool.validate(call.arguments)
-            if tool.timeout is None:
+            timeout = tool.timeout if tool.timeout is not None else self.default_timeout
+            if timeout is None:
                 value = await executor(call.validated, ctx)
             else:
                 try:
-                    async with asyncio.timeout(tool.timeout):
+                    async with asyncio.timeout(timeout):
                         value = await executor(call.validated, ctx)
                 except TimeoutError:
                     token.cancel("timed out")
-                    raise TimedOut(tool.timeout) from None
+                    raise TimedOut(timeout) from None
             call.succeed(as_result(value))
         except ToolError as exc:
             call.fail(exc)

@@ -128,6 +128,9 @@ class Limits:
     max_tokens: int | None = 1_000_000
     max_duration: float | None = 600.0
     max_identical_calls: int = 3  # consecutive identical calls before a nudge, then a stop
+    tool_timeout: float | None = 300.0  # for tools that set no timeout of their own
+    max_argument_bytes: int = 1_000_000  # one call's argument JSON
+    max_json_depth: int = 32  # nesting of one call's arguments
 
 
 @dataclass(slots=True)
@@ -565,7 +568,12 @@ class Run:
     def _complete_input(self, call: Call) -> Event:
         """Parse and validate the finished arguments: input-available, or an input error."""
         try:
+            limits = self.agent.limits
+            if len(call.buffer.text) > limits.max_argument_bytes:
+                raise InvalidArgs(f"arguments exceed {limits.max_argument_bytes} bytes")
             parsed = call.buffer.parse()
+            if json_depth(parsed) > limits.max_json_depth:
+                raise InvalidArgs(f"arguments nest deeper than {limits.max_json_depth} levels")
             if not isinstance(parsed, dict):
                 raise InvalidArgs("arguments must be a JSON object")
             params = {k: v for k, v in parsed.items() if not k.startswith("_")}
@@ -640,6 +648,7 @@ class Run:
             on_result=self._write_output_path,
             cancel_grace=self.agent.cancel_grace,
             run=self,
+            default_timeout=self.agent.limits.tool_timeout,
         )
 
     def _write_output_path(self, call: Call) -> list[Event]:
@@ -802,6 +811,19 @@ class Run:
             if isinstance(message, AssistantMessage):
                 return message.text
         return None
+
+
+def json_depth(value: Any) -> int:
+    """Nesting depth of a parsed JSON value, without recursion."""
+    depth = 0
+    level = [value]
+    while level:
+        containers = [v for v in level if isinstance(v, dict | list)]
+        if not containers:
+            break
+        depth += 1
+        level = [child for v in containers for child in (v.values() if isinstance(v, dict) else v)]
+    return depth
 
 
 def _is_data_message(value: Any) -> bool:
