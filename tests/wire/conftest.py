@@ -23,7 +23,7 @@ import httpx
 import pytest
 import uvicorn
 
-from callwright import Agent, ToolContext, tool
+from callwright import Agent, Tool, ToolContext, tool
 from callwright.messages import ToolResultMessage, UserMessage
 from callwright.models import ErrorPart, ModelRequest, ScriptedModel, call, think
 from callwright.server import create_app
@@ -104,6 +104,7 @@ def _first_turn(scenario: str) -> list[Any]:
         "fail": [call("explode", {}, id=_id())],
         "badargs": [call("weather", '{"city": ', id=_id())],
         "slow": [call("wait_for_cancel", {}, id=_id())],
+        "ask": [call("ask_user", {"question": "Proceed?"}, id=_id())],
         "crash": [ErrorPart("the model provider failed", "model_error")],
     }
     return turns.get(scenario, [f"Unknown scenario {scenario!r}."])
@@ -124,9 +125,22 @@ def script(request: ModelRequest) -> list[Any]:
     return [f"Done: {seen}"]
 
 
+# A front-end tool the server declares (no code): the AI SDK's usual way, as useChat
+# sends no tool definitions.
+ask_user = Tool.from_schema(
+    {
+        "name": "ask_user",
+        "description": "Ask the user a question",
+        "parameters": {"type": "object", "properties": {"question": {"type": "string"}}},
+    },
+    client=True,
+)
+
+
 def make_agent() -> Agent:
     model = ScriptedModel(script, split_text=True)
-    return Agent(model, [weather, delete_file, deploy, explode, wait_for_cancel], cancel_grace=2)
+    tools = [weather, delete_file, deploy, explode, wait_for_cancel, ask_user]
+    return Agent(model, tools, cancel_grace=2)
 
 
 class Server:

@@ -13,9 +13,10 @@ from ag_ui.core import Event as AGUIEvent
 from ag_ui.core import RunAgentInput
 from pydantic import BaseModel, TypeAdapter
 
+from callwright.events import RunFinished
 from callwright.messages import AssistantMessage, SystemMessage, ToolResultMessage, UserMessage
 from callwright.wire import WireError
-from callwright.wire.agui import decode_request
+from callwright.wire.agui import AGUIEncoder, decode_request
 
 EVENT = TypeAdapter(AGUIEvent)
 PICK_COLOR = {
@@ -398,3 +399,14 @@ def test_decode_request_rejects_non_object_state() -> None:
     with pytest.raises(WireError) as info:
         decode_request({"threadId": "t", "runId": "r", "messages": [], "state": [1]})
     assert info.value.code == "invalid_request"
+
+
+@pytest.mark.parametrize("v1", [True, False])
+def test_cancelled_run_outcome(v1: bool) -> None:
+    frame = AGUIEncoder(protocol_1=v1).encode(RunFinished("r", "t", "cancelled"))
+    payload = json.loads(frame[len(b"data: ") :])
+    no_extra(EVENT.validate_python(payload))
+    if v1:
+        assert payload["outcome"] == {"type": "cancelled"}
+    else:  # 0.0.59 has no cancelled outcome
+        assert "outcome" not in payload

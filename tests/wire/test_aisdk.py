@@ -280,3 +280,38 @@ def test_default_version_is_a_server_option(server_factory: Any, sse: Any) -> No
     assert any(ch != "[DONE]" and ch["type"] == "error" for ch in chunks)
     with pytest.raises(ValueError):
         create_app(Agent(ScriptedModel([])), ai_sdk_version=4)
+
+
+def test_server_declared_front_end_tool_stays_input_available(
+    client: httpx.Client, sse: Any
+) -> None:
+    first = sse(client.post("/api/chat", json=chat_body(user("ask"))).content)
+    types = [c["type"] for c in first[:-1]]
+    assert "tool-input-available" in types
+    assert not any(t.startswith("tool-output") for t in types)
+    assert first[-2] == {"type": "finish", "finishReason": "tool-calls"}
+    available = next(c for c in first[:-1] if c["type"] == "tool-input-available")
+    assistant = {
+        "id": first[0]["messageId"],
+        "role": "assistant",
+        "parts": [
+            {"type": "step-start"},
+            {
+                "type": "tool-ask_user",
+                "toolCallId": available["toolCallId"],
+                "state": "output-available",
+                "input": available["input"],
+                "output": "yes",
+            },
+        ],
+    }
+    second = sse(client.post("/api/chat", json=chat_body(user("ask"), assistant)).content)
+    assert second[0] == {"type": "start", "messageId": first[0]["messageId"]}
+    text = "".join(c["delta"] for c in second[:-1] if c["type"] == "text-delta")
+    assert text == "Done: ask_user=yes"
+
+
+def test_playground_placeholder(client: httpx.Client) -> None:
+    response = client.get("/")
+    assert response.status_code == 200
+    assert "/agui" in response.text and "/api/chat" in response.text
