@@ -62,6 +62,14 @@ async def deploy(env: str, ctx: ToolContext) -> dict[str, Any]:
 
 
 @tool
+async def staged(ctx: ToolContext) -> str:
+    """Reports progress, then takes a while to finish."""
+    ctx.progress("half way", 0.5)
+    await asyncio.sleep(0.6)
+    return "ok"
+
+
+@tool
 def explode() -> str:
     """Always fails."""
     raise RuntimeError("boom")
@@ -105,6 +113,7 @@ def _first_turn(scenario: str) -> list[Any]:
         "badargs": [call("weather", '{"city": ', id=_id())],
         "slow": [call("wait_for_cancel", {}, id=_id())],
         "ask": [call("ask_user", {"question": "Proceed?"}, id=_id())],
+        "staged": [call("staged", {}, id=_id())],
         "crash": [ErrorPart("the model provider failed", "model_error")],
     }
     return turns.get(scenario, [f"Unknown scenario {scenario!r}."])
@@ -139,7 +148,7 @@ ask_user = Tool.from_schema(
 
 def make_agent() -> Agent:
     model = ScriptedModel(script, split_text=True)
-    tools = [weather, delete_file, deploy, explode, wait_for_cancel, ask_user]
+    tools = [weather, delete_file, deploy, staged, explode, wait_for_cancel, ask_user]
     return Agent(model, tools, cancel_grace=2)
 
 
