@@ -16,7 +16,7 @@ from pydantic import BaseModel, TypeAdapter
 from callwright.events import RunFinished
 from callwright.messages import AssistantMessage, SystemMessage, ToolResultMessage, UserMessage
 from callwright.wire import WireError
-from callwright.wire.agui import AGUIEncoder, decode_request
+from callwright.wire.agui import AGUIEncoder, decode_request, wants_protocol_1
 
 EVENT = TypeAdapter(AGUIEvent)
 PICK_COLOR = {
@@ -410,3 +410,21 @@ def test_cancelled_run_outcome(v1: bool) -> None:
         assert payload["outcome"] == {"type": "cancelled"}
     else:  # 0.0.59 has no cancelled outcome
         assert "outcome" not in payload
+
+
+@pytest.mark.parametrize(
+    ("version", "expected"),
+    [
+        ("1.0.0", True),
+        ("1.2", True),
+        ("2.0.0", True),
+        ("0.0.59", False),
+        ("", False),
+        (None, False),
+    ],
+)
+def test_protocol_version_gate(version: Any, expected: bool) -> None:
+    request = {"threadId": "t", "runId": "r", "messages": []}
+    if version is not None:
+        request["protocolVersion"] = version
+    assert wants_protocol_1(request) is expected

@@ -120,8 +120,13 @@ def decode_request(body: Any) -> RunInput:
 
 
 def wants_protocol_1(body: Any) -> bool:
-    """Whether the client declared ``protocolVersion`` (and so accepts 1.0-only fields)."""
-    return isinstance(body, dict) and isinstance(body.get("protocolVersion"), str)
+    """Whether the client declared ``protocolVersion`` 1 or later (and so accepts 1.0-only
+    fields). Clients before 1.0 send no version at all."""
+    version = body.get("protocolVersion") if isinstance(body, dict) else None
+    if not isinstance(version, str):
+        return False
+    major = version.strip().lstrip("v").split(".")[0]
+    return major.isdigit() and int(major) >= 1
 
 
 def decode_messages(raw: list[Any]) -> list[Message]:
