@@ -25,7 +25,16 @@ import uvicorn
 
 from callwright import Agent, Tool, ToolContext, tool
 from callwright.messages import ToolResultMessage, UserMessage
-from callwright.models import ErrorPart, ModelRequest, ScriptedModel, call, think
+from callwright.models import (
+    ErrorPart,
+    ModelRequest,
+    ScriptedModel,
+    ToolCallDeltaPart,
+    ToolCallEndPart,
+    ToolCallStartPart,
+    call,
+    think,
+)
 from callwright.server import create_app
 
 JS_DIR = Path(__file__).resolve().parents[1] / "js"
@@ -90,6 +99,21 @@ def _id() -> str:
     return f"call_{uuid.uuid4().hex[:10]}"
 
 
+def _interleaved() -> list[Any]:
+    """Two calls whose argument deltas interleave, as some providers stream them."""
+    a, b = _id(), _id()
+    return [
+        ToolCallStartPart(a, "weather"),
+        ToolCallStartPart(b, "weather"),
+        ToolCallDeltaPart(a, '{"city": '),
+        ToolCallDeltaPart(b, '{"city": '),
+        ToolCallDeltaPart(b, '"Rome"}'),
+        ToolCallDeltaPart(a, '"Paris"}'),
+        ToolCallEndPart(b),
+        ToolCallEndPart(a),
+    ]
+
+
 def _first_turn(scenario: str) -> list[Any]:
     turns: dict[str, list[Any]] = {
         "chat": [think("The user greets me."), "Hello! How can I help?"],
@@ -103,6 +127,7 @@ def _first_turn(scenario: str) -> list[Any]:
             call("weather", {"city": "Rome"}, id=_id()),
         ],
         "color": [call("pick_color", {"options": ["red", "blue"]}, id=_id())],
+        "interleaved": _interleaved(),
         "mixed": [
             call("weather", {"city": "Paris"}, id=_id()),
             call("pick_color", {"options": ["red"]}, id=_id()),

@@ -96,6 +96,21 @@ class TestAGUIClients:
         assert texts(r["messages"], "assistant")[-1].count("weather=") == 2
         assert r["printed"] == []
 
+    def test_interleaved_parallel_argument_streams(self, js: Any, client: str) -> None:
+        r = scenario(js, client, "interleaved")
+        run = r["runs"][0]
+        finished_cleanly(run)
+        calls = [c for m in r["messages"] for c in m.get("toolCalls", [])]
+        assert sorted(c["function"]["arguments"] for c in calls) == [
+            '{"city": "Paris"}',
+            '{"city": "Rome"}',
+        ]
+        assert sorted(texts(r["messages"], "tool")) == [
+            '{"city":"Paris","temperature":21}',
+            '{"city":"Rome","temperature":25}',
+        ]
+        assert r["printed"] == []
+
     def test_progress_is_kept_as_an_activity_message(self, js: Any, client: str) -> None:
         r = scenario(js, client, "deploy")
         run = r["runs"][0]
@@ -304,6 +319,16 @@ class TestAISDKClients:
         outputs = [p["output"]["city"] for p in tool_parts(assistant(r))]
         assert sorted(outputs) == ["Paris", "Rome"]
         assert all(p["state"] == "output-available" for p in tool_parts(assistant(r)))
+
+    def test_interleaved_parallel_argument_streams(self, js: Any, client: str) -> None:
+        r = scenario(js, client, "interleaved")
+        ok(r)
+        check_streams(r, client)
+        parts = tool_parts(assistant(r))
+        assert sorted((p["input"]["city"], p["output"]["temperature"]) for p in parts) == [
+            ("Paris", 21),
+            ("Rome", 25),
+        ]
 
     def test_progress_and_preliminary_outputs(self, js: Any, client: str) -> None:
         r = scenario(js, client, "deploy")
