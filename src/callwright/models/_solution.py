@@ -16,6 +16,7 @@ key) gives both in one pass, with work proportional to the new text only.
 
 from __future__ import annotations
 
+import copy
 import json
 import secrets
 from typing import Any
@@ -475,3 +476,55 @@ def non_null(schema: dict[str, Any]) -> dict[str, Any]:
             return {**options[0], **rest}
         schema["anyOf"] = options
     return schema
+
+
+# --- bounding the schema -------------------------------------------------------------------
+
+_CONSTRAINED_STRING = ("enum", "const", "pattern", "format", "maxLength")
+
+
+def bound_schema(
+    schema: dict[str, Any], *, max_calls: int, max_string: int, max_output: int
+) -> dict[str, Any]:
+    """Bound what a tiny model can write so a loop always ends.
+
+    ``maxItems`` on ``calls``, ``maxLength`` on every free string (``max_output``
+    for a string answer); ``meta`` is left empty. LLGuidance already forbids
+    raw control characters in JSON strings, as the JSON grammar does.
+    """
+    schema = copy.deepcopy(schema)
+    props = schema.get("properties", {})
+    props["meta"] = {"type": "object", "properties": {}, "additionalProperties": False}
+    calls = props.get("calls")
+    output = props.get("output")
+    if isinstance(output, dict):
+        _bound_strings(output, max_output)
+    if isinstance(calls, dict):
+        current = calls.get("maxItems")
+        calls["maxItems"] = max_calls if current is None else min(current, max_calls)
+        if "minItems" in calls:
+            calls["minItems"] = min(calls["minItems"], calls["maxItems"])
+        _bound_strings(calls, max_string)
+    return schema
+
+
+def _bound_strings(node: Any, limit: int) -> None:
+    if isinstance(node, list):
+        for item in node:
+            _bound_strings(item, limit)
+        return
+    if not isinstance(node, dict):
+        return
+    kind = node.get("type")
+    is_string = kind == "string" or (isinstance(kind, list) and "string" in kind)
+    if is_string and not any(k in node for k in _CONSTRAINED_STRING):
+        node["maxLength"] = limit
+    if node.get("type") == "array" or (isinstance(kind, list) and "array" in kind):
+        node.setdefault("maxItems", 16)
+    for key, value in node.items():
+        if key in ("properties", "$defs", "definitions", "patternProperties"):
+            if isinstance(value, dict):
+                for sub in value.values():
+                    _bound_strings(sub, limit)
+        elif key in ("items", "anyOf", "oneOf", "allOf", "additionalProperties", "prefixItems"):
+            _bound_strings(value, limit)

@@ -28,7 +28,7 @@ from ..messages import (
     UserMessage,
 )
 from ._retry import RetryPolicy, retrying
-from ._solution import SolutionStream, conversation, fit_schema, system_prompt
+from ._solution import SolutionStream, bound_schema, conversation, fit_schema, system_prompt
 from .base import (
     ErrorPart,
     FinishPart,
@@ -58,6 +58,8 @@ class OpenAIModel:
     ``base_url`` (or ``OPENAI_BASE_URL``) points at any compatible server; the key
     comes from ``api_key`` or ``OPENAI_API_KEY`` (a local server needs none).
     ``settings`` go into every request as they are (temperature, max_tokens, seed...).
+    ``max_string`` bounds the structured-mode schema (``maxLength`` on free strings,
+    one call per step, empty ``meta``) for small models that ramble.
     """
 
     def __init__(
@@ -70,9 +72,11 @@ class OpenAIModel:
         retry: RetryPolicy | None = None,
         timeout: float = 120.0,
         client: Any = None,
+        max_string: int | None = None,
         **settings: Any,
     ) -> None:
         self.model = model
+        self.max_string = max_string
         self.name = f"openai:{model}"
         self.modes: tuple[Mode, ...] = (mode,) if mode else ("native", "structured")
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL")
@@ -104,6 +108,10 @@ class OpenAIModel:
         }
         if request.mode == "structured":
             schema = fit_schema(request.solution_schema or {}, request.tool_choice)
+            if self.max_string is not None:
+                schema = bound_schema(
+                    schema, max_calls=1, max_string=self.max_string, max_output=self.max_string * 4
+                )
             messages: list[dict[str, Any]] = [
                 {"role": "system", "content": system_prompt(request.instructions, schema)}
             ]
