@@ -132,7 +132,13 @@ def _first_turn(scenario: str) -> list[Any]:
             call("weather", {"city": "Paris"}, id=_id()),
             call("pick_color", {"options": ["red"]}, id=_id()),
         ],
-        "delete": [call("delete_file", {"path": "/tmp/report.txt"}, id=_id())],
+        "delete": [
+            call(
+                "delete_file",
+                {"_reasoningForCall": "clean up", "path": "/tmp/report.txt"},
+                id=_id(),
+            )
+        ],
         "deploy": [call("deploy", {"env": "prod"}, id=_id())],
         "fail": [call("explode", {}, id=_id())],
         "badargs": [call("weather", '{"city": ', id=_id())],

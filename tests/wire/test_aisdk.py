@@ -3,13 +3,14 @@ approvals, finish reasons per version, over real HTTP where a server is involved
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import httpx
 import pytest
 
 from callwright import Agent, ScriptedModel
-from callwright.events import RunFinished, StepFinished
+from callwright.events import ApprovalRequested, RunFinished, StepFinished
 from callwright.messages import AssistantMessage, ToolCallPart, ToolResultMessage, UserMessage
 from callwright.models import Usage
 from callwright.server import create_app
@@ -315,3 +316,14 @@ def test_playground_placeholder(client: httpx.Client) -> None:
     response = client.get("/")
     assert response.status_code == 200
     assert "/agui" in response.text and "/api/chat" in response.text
+
+
+@pytest.mark.parametrize("version", [6, 7])
+def test_approval_request_reason_only_where_the_client_knows_the_field(version: int) -> None:
+    encoder = AISDKEncoder(version=version, message_id="m")
+    frame = encoder.encode(ApprovalRequested("c1", "apr_1", "delete_file", {}, "cleanup"))
+    payload = json.loads(frame[len(b"data: ") :])
+    expected = {"type": "tool-approval-request", "approvalId": "apr_1", "toolCallId": "c1"}
+    if version == 7:
+        expected["reason"] = "cleanup"
+    assert payload == expected

@@ -183,7 +183,7 @@ class TestAGUIClients:
         assert interrupt["reason"] == "tool_call"
         assert interrupt["toolCallId"] == call_id
         assert interrupt["id"] != call_id
-        assert interrupt["message"]
+        assert interrupt["message"].endswith("Reason given: clean up")
         assert interrupt["responseSchema"]["required"] == ["approved"]
         assert "arguments" in interrupt["responseSchema"]["properties"]  # the tool allows edits
         finished_cleanly(second)
@@ -396,6 +396,10 @@ class TestAISDKClients:
         first, _second = check_streams(r, client)
         request = next(c for c in first if c != "[DONE]" and c["type"] == "tool-approval-request")
         assert request["approvalId"] == r["approvalId"] != request["toolCallId"]
+        if client == "ai7":
+            assert request["reason"] == "clean up"
+        else:
+            assert "reason" not in request
         assert len(r["messages"]) == 2
         (part,) = tool_parts(assistant(r))
         if approved:

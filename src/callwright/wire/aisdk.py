@@ -404,9 +404,14 @@ class AISDKEncoder:
                 f"(send the {VERSION_HEADER} header)",
                 "approval_unsupported",
             )
-        return chunk(
-            {"type": "tool-approval-request", "approvalId": e.approval_id, "toolCallId": e.call_id}
-        )
+        payload = {
+            "type": "tool-approval-request",
+            "approvalId": e.approval_id,
+            "toolCallId": e.call_id,
+        }
+        if e.reason_for_call and self.version >= 7:  # ai 7 shows it as approval.requestReason
+            payload["reason"] = e.reason_for_call
+        return chunk(payload)
 
     def _tool_progress(self, e: ToolProgress) -> bytes:
         data = self._progress.get(e.call_id)
