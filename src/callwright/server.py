@@ -103,20 +103,24 @@ def create_app(
     approvals: ApprovalLedger = ledger if ledger is not None else MemoryApprovalLedger()
 
     def start(run_input: RunInput) -> Run:
+        if run_input.client_tools:  # refuse a conflict before any approval is used up
+            try:
+                agent.toolbox.with_client_tools(
+                    run_input.client_tools, allow_override=allow_client_override
+                )
+            except ToolConflict as exc:
+                raise WireError(str(exc), "tool_conflict", 409) from None
         decisions = resolve_claims(run_input.claims, run_input.messages, approvals, agent.toolbox)
-        try:
-            return agent.start(
-                None,
-                messages=run_input.messages,
-                decisions=decisions,
-                client_tools=run_input.client_tools,
-                allow_client_override=allow_client_override,
-                state=run_input.state,
-                run_id=run_input.run_id,
-                thread_id=run_input.thread_id,
-            )
-        except ToolConflict as exc:
-            raise WireError(str(exc), "tool_conflict", 409) from None
+        return agent.start(
+            None,
+            messages=run_input.messages,
+            decisions=decisions,
+            client_tools=run_input.client_tools,
+            allow_client_override=allow_client_override,
+            state=run_input.state,
+            run_id=run_input.run_id,
+            thread_id=run_input.thread_id,
+        )
 
     async def agui_endpoint(request: Request) -> Response:
         try:

@@ -212,15 +212,18 @@ def test_approval_resume_must_be_genuine(client: httpx.Client) -> None:
     )
     assert mismatch.status_code == 409
     assert mismatch.json()["error"]["code"] == "approval_mismatch"
-    # the ledger forgot the approval when it was presented: ask again, answer properly
-    again = run(client, body(messages=messages))
-    assert again[-1]["outcome"]["type"] == "interrupt"
-    (interrupt,) = again[-1]["outcome"]["interrupts"]
-    assert interrupt["toolCallId"] == messages[1]["toolCalls"][0]["id"]
-    resumed = run(
-        client,
-        body(messages=messages, resume=[{"interruptId": interrupt["id"], "status": "cancelled"}]),
+    cancel = [{"interruptId": interrupt["id"], "status": "cancelled"}]
+    conflict = client.post(
+        "/agui",
+        json=body(messages=messages, resume=cancel, tools=[{**PICK_COLOR, "name": "weather"}]),
     )
+    assert conflict.status_code == 409
+    assert conflict.json()["error"]["code"] == "tool_conflict"
+    # refused requests used nothing up: the genuine answer still works, exactly once
+    resumed = run(client, body(messages=messages, resume=cancel))
+    again = client.post("/agui", json=body(messages=messages, resume=cancel))
+    assert again.status_code == 409
+    assert again.json()["error"]["code"] == "unknown_approval"
     result = next(e for e in resumed if e["type"] == "TOOL_CALL_RESULT")
     assert result["content"] == "Tool call denied: The user cancelled the request."
     assert result["metadata"] == {"callwright": {"state": "output-denied", "errorKind": "denied"}}
@@ -230,7 +233,7 @@ def test_approval_resume_must_be_genuine(client: httpx.Client) -> None:
     )
 
 
-def test_edits_are_refused_for_tools_that_do_not_allow_them(client: httpx.Client) -> None:
+def test_edited_arguments_are_validated(client: httpx.Client) -> None:
     user = {"id": "u1", "role": "user", "content": "delete"}
     first = run(client, body(messages=[user]))
     (interrupt,) = first[-1]["outcome"]["interrupts"]

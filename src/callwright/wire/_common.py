@@ -25,7 +25,7 @@ from typing import Any, Protocol
 import pydantic_core
 
 from ..call import Decision
-from ..messages import AssistantMessage, Message
+from ..messages import AssistantMessage, Message, ToolCallPart
 from ..tool import Tool
 from ..toolbox import Toolbox
 
@@ -141,7 +141,11 @@ def resolve_claims(
     ledger: ApprovalLedger,
     toolbox: Toolbox,
 ) -> dict[str, Decision]:
-    """Turn claims into ``Agent.start`` decisions, or refuse the request (409)."""
+    """Turn claims into ``Agent.start`` decisions, or refuse the request (409).
+
+    All or nothing: when any claim is refused, the approvals already redeemed
+    are issued again, so a refused request uses none of them up.
+    """
     claims = list(claims)
     if not claims:
         return {}
@@ -151,35 +155,48 @@ def resolve_claims(
             calls = {part.id: part for part in message.tool_calls}
             break
     decisions: dict[str, Decision] = {}
-    for claim in claims:
-        issued = ledger.redeem(claim.approval_id)
-        if issued is None:
-            raise WireError(
-                f"approval {claim.approval_id!r} was not issued by this server or was "
-                "already answered",
-                "unknown_approval",
-                409,
-            )
-        part = calls.get(issued.call_id)
-        if claim.call_id is not None and claim.call_id != issued.call_id:
-            part = None
-        if part is None or part.name != issued.tool_name:
-            raise WireError(
-                f"approval {claim.approval_id!r} does not belong to a call of the last "
-                "assistant message",
-                "approval_mismatch",
-                409,
-            )
-        tool = toolbox.get(issued.tool_name)
-        fixed = tool.fixed_meta() if tool is not None else {}
-        if _without(part.arguments, fixed) != _without(issued.arguments, fixed):
-            raise WireError(
-                f"approval {claim.approval_id!r} was issued for other arguments",
-                "approval_mismatch",
-                409,
-            )
-        decisions[issued.call_id] = claim.decision
+    redeemed: list[tuple[str, IssuedApproval]] = []
+    try:
+        for claim in claims:
+            issued = ledger.redeem(claim.approval_id)
+            if issued is None:
+                raise WireError(
+                    f"approval {claim.approval_id!r} was not issued by this server or was "
+                    "already answered",
+                    "unknown_approval",
+                    409,
+                )
+            redeemed.append((claim.approval_id, issued))
+            _check_claim(claim, issued, calls.get(issued.call_id), toolbox)
+            decisions[issued.call_id] = claim.decision
+    except WireError:
+        for approval_id, issued in redeemed:
+            ledger.issue(approval_id, issued)
+        raise
     return decisions
+
+
+def _check_claim(
+    claim: ApprovalClaim, issued: IssuedApproval, part: ToolCallPart | None, toolbox: Toolbox
+) -> None:
+    """The claim answers the exact call the approval was issued for."""
+    if claim.call_id is not None and claim.call_id != issued.call_id:
+        part = None
+    if part is None or part.name != issued.tool_name:
+        raise WireError(
+            f"approval {claim.approval_id!r} does not belong to a call of the last "
+            "assistant message",
+            "approval_mismatch",
+            409,
+        )
+    tool = toolbox.get(issued.tool_name)
+    fixed = tool.fixed_meta() if tool is not None else {}
+    if _without(part.arguments, fixed) != _without(issued.arguments, fixed):
+        raise WireError(
+            f"approval {claim.approval_id!r} was issued for other arguments",
+            "approval_mismatch",
+            409,
+        )
 
 
 def _without(arguments: dict[str, Any], keys: dict[str, Any]) -> dict[str, Any]:
