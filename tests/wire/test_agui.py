@@ -250,10 +250,9 @@ def test_edited_arguments_are_validated(client: httpx.Client) -> None:
             ],
         ),
     )
+    # delete_file allows edits, and the edited arguments are validated like the model's
     result = next(e for e in edited if e["type"] == "TOOL_CALL_RESULT")
-    assert result["content"].startswith(
-        "Invalid arguments"
-    )  # delete_file allows edits, but validates them
+    assert result["content"].startswith("Invalid arguments")
 
 
 def test_tool_message_error_reaches_the_model(client: httpx.Client) -> None:
