@@ -114,6 +114,14 @@ async function aguiScenarios(mod) {
       const second = await run(agent);
       return { ...report(agent, [first, second]), callId };
     },
+    research: async () => {
+      const agent = newAgent("research");
+      const first = await run(agent);
+      // the delegate's messages stay in the client's list; the next run must still work
+      agent.addMessage({ id: `u_${uid()}`, role: "user", content: "chat" });
+      const second = await run(agent);
+      return report(agent, [first, second]);
+    },
     conflict: async () => {
       const agent = newAgent("chat");
       return report(agent, [await run(agent, { tools: [fakeWeather] })]);
@@ -233,6 +241,7 @@ async function aiScenarios(mod, major) {
     note: simple("note"),
     parallel: simple("parallel"),
     interleaved: simple("interleaved"),
+    research: simple("research"),
     deploy: simple("deploy"),
     fail: simple("fail"),
     badargs: simple("badargs"),

@@ -145,6 +145,7 @@ def _first_turn(scenario: str) -> list[Any]:
         "slow": [call("wait_for_cancel", {}, id=_id())],
         "ask": [call("ask_user", {"question": "Proceed?"}, id=_id())],
         "staged": [call("staged", {}, id=_id())],
+        "research": [call("summarize", {"doc": "Paris trip"}, id=_id())],
         "crash": [ErrorPart("the model provider failed", "model_error")],
     }
     return turns.get(scenario, [f"Unknown scenario {scenario!r}."])
@@ -177,10 +178,32 @@ ask_user = Tool.from_schema(
 )
 
 
+# A tool carried out by a delegate (a sub-agent that itself calls a tool).
+SUMMARIZE = {
+    "type": "object",
+    "description": "Summarize a trip with a sub-agent.",
+    "properties": {
+        "_tool": {"const": "summarize"},
+        "_delegate": {"const": "summarizer"},
+        "doc": {"type": "string"},
+    },
+    "required": ["doc"],
+}
+
+
+def summarizer_script(request: ModelRequest) -> list[Any]:
+    if any(isinstance(m, ToolResultMessage) for m in request.messages):
+        return ["Summary: warm."]
+    return [call("weather", {"city": "Paris"}, id=_id())]
+
+
 def make_agent() -> Agent:
     model = ScriptedModel(script, split_text=True)
     tools = [weather, delete_file, deploy, staged, explode, wait_for_cancel, ask_user]
-    return Agent(model, tools, cancel_grace=2)
+    agent = Agent(model, tools, cancel_grace=2)
+    agent.toolbox.add(Tool.from_schema(SUMMARIZE))
+    agent.toolbox.add_delegate("summarizer", Agent(ScriptedModel(summarizer_script), [weather]))
+    return agent
 
 
 class Server:

@@ -140,6 +140,7 @@ def last_text(events: list[dict[str, Any]]) -> str:
         "crash",
         "color",
         "delete",
+        "research",
     ],
 )
 @pytest.mark.parametrize("v1", [True, False])

@@ -111,6 +111,34 @@ class TestAGUIClients:
         ]
         assert r["printed"] == []
 
+    def test_delegate_events_are_attributed_to_the_sub_run(self, js: Any, client: str) -> None:
+        r = scenario(js, client, "research")
+        first, second = r["runs"]
+        finished_cleanly(first)
+        events = first["events"]
+        parent = next(e for e in events if e["type"] == "TOOL_CALL_START")
+        assert parent["toolCallName"] == "summarize" and "subagentRunId" not in parent
+        started = next(e for e in events if e["type"] == "SUBAGENT_STARTED")
+        assert started["name"] == "summarizer"
+        assert started["parentToolCallId"] == parent["toolCallId"]
+        sub_run = started["subagentRunId"]
+        finished = next(e for e in events if e["type"] == "SUBAGENT_FINISHED")
+        assert finished["subagentRunId"] == sub_run and finished["result"] == "Summary: warm."
+        inside = events[events.index(started) + 1 : events.index(finished)]
+        assert inside and all(e["subagentRunId"] == sub_run for e in inside)
+        sub_messages = [m for m in r["messages"] if m.get("subagentRunId") == sub_run]
+        assert [m["role"] for m in sub_messages] == ["assistant", "tool", "assistant"]
+        assert sub_messages[-1]["content"] == "Summary: warm."
+        finished_cleanly(second)  # the delegate's messages did not upset the next run
+        assert texts(r["messages"], "assistant")[-1] == "Hello! How can I help?"
+        parent_texts = [
+            m.get("content")
+            for m in r["messages"]
+            if m["role"] == "assistant" and "subagentRunId" not in m
+        ]
+        assert "Done: summarize=Summary: warm." in parent_texts
+        assert r["printed"] == []
+
     def test_progress_is_kept_as_an_activity_message(self, js: Any, client: str) -> None:
         r = scenario(js, client, "deploy")
         run = r["runs"][0]
@@ -329,6 +357,14 @@ class TestAISDKClients:
             ("Paris", 21),
             ("Rome", 25),
         ]
+
+    def test_delegated_call(self, js: Any, client: str) -> None:
+        r = scenario(js, client, "research")
+        ok(r)
+        check_streams(r, client)
+        (part,) = tool_parts(assistant(r))
+        assert part["type"] == "tool-summarize" and part["output"] == "Summary: warm."
+        assert final_text(assistant(r)) == "Done: summarize=Summary: warm."
 
     def test_progress_and_preliminary_outputs(self, js: Any, client: str) -> None:
         r = scenario(js, client, "deploy")

@@ -30,6 +30,11 @@ Choices worth knowing:
   interrupts and ``resume``); no ``outcome`` at all for a run paused on
   front-end tools (it then derives the pending calls itself: the calls started
   without a result) and for a cancelled run (it has no "cancelled" outcome).
+* **Delegates** (``_delegate`` calls): the sub-run's events carry its
+  ``subagentRunId`` between SUBAGENT_STARTED (``parentToolCallId`` = the
+  delegating call) and SUBAGENT_FINISHED / SUBAGENT_ERROR; its state events are
+  not sent (clients would apply them to the parent's state). Messages a client
+  sends back with a ``subagentRunId`` are the delegate's own and are skipped.
 * **Tool errors**: TOOL_CALL_RESULT has no error field, so a failed or denied
   call's result carries the error text as content and
   ``metadata: {"callwright": {"state": "output-error"|"output-denied", ...}}``;
@@ -38,6 +43,7 @@ Choices worth knowing:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -56,6 +62,7 @@ from ..events import (
     StateSnapshot,
     StepFinished,
     StepStarted,
+    Subagent,
     TextDelta,
     TextEnd,
     TextStart,
@@ -138,6 +145,8 @@ def decode_messages(raw: list[Any]) -> list[Message]:
     for item in raw:
         if not isinstance(item, dict):
             raise WireError("each message must be an object", "invalid_request")
+        if item.get("subagentRunId") is not None:  # a delegate's own conversation
+            continue
         role = item.get("role")
         if role in ("system", "developer"):
             out.append(SystemMessage(text_of(item.get("content"))))
@@ -289,6 +298,7 @@ class AGUIEncoder:
             StateSnapshot.type: self._state_snapshot,
             StateDelta.type: self._state_delta,
             Custom.type: self._custom,
+            Subagent.type: self._subagent,
         }
 
     def encode(self, event: Event) -> bytes:
@@ -482,6 +492,60 @@ class AGUIEncoder:
                 "replace": True,
             }
         )
+
+    # delegated sub-runs
+
+    def _subagent(self, e: Subagent, parent: str | None = None) -> bytes:
+        """A delegate's event, attributed to its sub-run (``subagentRunId``).
+
+        The sub-run opens with SUBAGENT_STARTED (``parentToolCallId`` = the
+        delegating call) and closes with SUBAGENT_FINISHED or SUBAGENT_ERROR.
+        Its state events are dropped: clients apply STATE_* to the agent's one
+        state whatever the attribution, and a sub-run's state is its own.
+        """
+        inner = e.event
+        if isinstance(inner, Subagent):
+            return self._subagent(inner, e.run_id)
+        if isinstance(inner, RunStarted):
+            started: dict[str, Any] = {
+                "type": "SUBAGENT_STARTED",
+                "subagentRunId": e.run_id,
+                "name": e.name,
+                "parentToolCallId": e.call_id,
+            }
+            if parent is not None:
+                started["parentSubagentRunId"] = parent
+            return frame(started)
+        if isinstance(inner, RunFinished) and inner.status in ("completed", "stopped"):
+            finished: dict[str, Any] = {"type": "SUBAGENT_FINISHED", "subagentRunId": e.run_id}
+            if inner.output is not None:
+                finished["result"] = inner.output
+            finished["outcome"] = {"type": "success"}
+            return frame(finished)
+        if isinstance(inner, RunFinished | RunError):
+            message = (
+                inner.message if isinstance(inner, RunError) else f"the sub-agent {inner.status}"
+            )
+            code = inner.code if isinstance(inner, RunError) else inner.status
+            return frame(
+                {
+                    "type": "SUBAGENT_ERROR",
+                    "subagentRunId": e.run_id,
+                    "message": message,
+                    "code": code,
+                }
+            )
+        if isinstance(inner, StateSnapshot | StateDelta):
+            return b""
+        out = self.encode(inner)
+        if not out:
+            return out
+        attributed = b"".join(
+            frame({**json.loads(block[len(b"data: ") :]), "subagentRunId": e.run_id})
+            for block in out.split(b"\n\n")
+            if block
+        )
+        return attributed
 
     # state and application events
 

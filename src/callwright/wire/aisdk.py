@@ -31,6 +31,8 @@ Choices worth knowing:
   Run state snapshots and deltas go out as transient ``data-state`` /
   ``data-state-delta`` parts (``onData`` only).
 * **Errors** are ``{"type": "error", "errorText": "[code] message"}``.
+* **Delegates**: a sub-run's own events are not streamed (the UI message stream
+  has no place for them); the delegating call shows its input and its result.
 """
 
 from __future__ import annotations
