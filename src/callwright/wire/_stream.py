@@ -53,11 +53,12 @@ async def stream_run(
             run.cancel("the client disconnected")
 
     async def watch() -> None:
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                gone()
-                return
+        try:
+            while (await receive())["type"] != "http.disconnect":
+                pass
+        except Exception:  # some servers raise instead of sending http.disconnect
+            pass
+        gone()
 
     async def write(body: bytes, more: bool = True) -> None:
         if not connected:
