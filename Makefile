@@ -43,3 +43,4 @@ $(VENV)/.bench-installed: $(STAMP)
 bench: $(VENV)/.bench-installed
 	$(PY) bench/overhead.py
 	$(PY) bench/encode.py
+	$(PY) bench/local_model.py --quiet
