@@ -230,6 +230,8 @@ class Agent:
         history = list(messages)
         if prompt is not None:
             history += as_messages(prompt)
+        if decisions:
+            _check_decisions(history, decisions)
         toolbox = self.toolbox
         client_tools = list(client_tools)
         if client_tools:
@@ -261,6 +263,23 @@ class Agent:
             pass
         assert run.result is not None
         return run.result
+
+
+def _check_decisions(history: list[Message], decisions: dict[str, Decision]) -> None:
+    """A decision must answer a call of the last assistant message that has no result."""
+    open_ids: set[str] = set()
+    for i in range(len(history) - 1, -1, -1):
+        message = history[i]
+        if isinstance(message, AssistantMessage):
+            answered = {m.call_id for m in history[i + 1 :] if isinstance(m, ToolResultMessage)}
+            open_ids = {p.id for p in message.tool_calls if p.id not in answered}
+            break
+    unknown = sorted(set(decisions) - open_ids)
+    if unknown:
+        raise ValueError(
+            f"decisions for calls that are not waiting: {', '.join(unknown)} "
+            "(a decision answers a call of the last assistant message without a result)"
+        )
 
 
 def _resolve_model(model: Model | str | None) -> Model:

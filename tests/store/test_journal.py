@@ -91,7 +91,7 @@ async def test_pause_records_exactly_what_was_asked_then_approval_completes(
     ]
     assert ops[1]["output"]["content"] == "deleted a.txt"
     assert len({o["idempotency_key"] for o in ops}) == 3
-    offsets = [o for o, _ in journal.events_after(pending.run_id, 0)]
+    offsets = [o for o, _ in journal.events_after("r2", 0)]
     assert offsets == list(range(1, len(offsets) + 1))
 
 
@@ -257,12 +257,13 @@ async def test_recovery_replays_completed_interrupts_started_reruns_idempotent(
             rec.record(ev.ToolExecutionStart("b", "running_at_crash"))
             rec.record(ev.ToolExecutionStart("c", "safe_to_retry"))
             break
-    assert journal.run_status(run.run_id) == "running"
+    journal_run = rec.segment.run_id
+    assert journal.run_status(journal_run) == "running"
     history_before = journal.history("t")
     assert [type(m).__name__ for m in history_before] == ["UserMessage"]  # the step never committed
 
     fresh = SQLiteJournal(journal.path)  # a new process
-    assert fresh.recover({"safe_to_retry"}) == [run.run_id]
+    assert fresh.recover({"safe_to_retry"}) == [journal_run]
     calls.clear()
     run2, rec2 = start_journaled(fresh, agent, "t", "r2", [], [])
     async for e in run2.events():
@@ -272,5 +273,5 @@ async def test_recovery_replays_completed_interrupts_started_reruns_idempotent(
     assert results["a"].content == "finished output"
     assert results["b"].is_error and results["b"].content.startswith("Interrupted")
     assert results["c"].content == "retried"
-    assert fresh.run_status(run.run_id) == "completed"
+    assert fresh.run_status(journal_run) == "completed"
     fresh.close()

@@ -31,7 +31,7 @@ class Recorder:
         self.started = started
         self.segment = started.segment
         self.run = run
-        self.offset = journal.next_offset(self.segment.run_id)
+        self.offset = 0  # offsets count this segment's events (one request's stream)
         self.op_seq = journal.next_operation(self.segment.run_id)
         self._events: list[tuple[int, str, bytes]] = []
         self._pending: list[PendingRecord] = []
@@ -45,7 +45,7 @@ class Recorder:
         if isinstance(event, ModelResponse):
             self._plan(event)
         elif isinstance(event, ToolExecutionStart):
-            self.journal.mark_operation(run_id, event.call_id, "started", events=self._take())
+            self.journal.mark_operation(self.segment, event.call_id, "started", events=self._take())
         elif isinstance(event, ToolCallResult):
             output = {
                 "state": event.state,
@@ -53,7 +53,7 @@ class Recorder:
                 "is_error": event.state != "output-available",
             }
             self.journal.mark_operation(
-                run_id, event.call_id, "completed", output, events=self._take()
+                self.segment, event.call_id, "completed", output, events=self._take()
             )
         elif isinstance(event, ApprovalRequested):
             self._pending.append(

@@ -45,7 +45,7 @@ def start_journaled(
         client_tools=client_tools,
         allow_client_override=allow_client_override,
         state=started.state,
-        run_id=started.segment.run_id,
+        run_id=request_id,  # what the client called this run; the journal's run spans requests
         thread_id=thread_id,
     )
     started.committed = list(run.messages)  # the same objects: commits diff by identity

@@ -140,12 +140,13 @@ class SQLiteJournal:
             for row in rows
         ]
 
-    def events_after(self, run_id: str, offset: int) -> list[tuple[int, bytes]]:
+    def events_after(self, request_id: str, offset: int) -> list[tuple[int, bytes]]:
+        """The event log of one segment (one request's stream), after ``offset``."""
         with self._lock:
             rows = self._db.execute(
                 'SELECT "offset", frame FROM events WHERE run_id = ? AND "offset" > ? '
                 'ORDER BY "offset"',
-                (run_id, offset),
+                (request_id, offset),
             ).fetchall()
         return [(o, bytes(f)) for o, f in rows]
 
@@ -290,9 +291,7 @@ class SQLiteJournal:
                 )
                 continue
             arguments = None
-            if answer.arguments is not None and canonical_json(answer.arguments) != canonical_json(
-                row.arguments
-            ):
+            if answer.arguments is not None and _params(answer.arguments) != _params(row.arguments):
                 validate = edits.get(row.tool_name)
                 if validate is None:
                     raise Rejected(
@@ -357,19 +356,19 @@ class SQLiteJournal:
 
     # --- recording a segment ---------------------------------------------------
 
-    def add_events(self, run_id: str, rows: list[tuple[int, str, bytes]]) -> None:
-        with self._tx() as db:
-            db.executemany(
-                "INSERT INTO events VALUES (?, ?, ?, ?)", [(run_id, *row) for row in rows]
-            )
-
-    def next_offset(self, run_id: str) -> int:
+    def has_events(self, request_id: str) -> bool:
         with self._lock:
-            return int(
-                self._db.execute(
-                    'SELECT COALESCE(MAX("offset"), 0) FROM events WHERE run_id = ?', (run_id,)
-                ).fetchone()[0]
-            )
+            row = self._db.execute(
+                "SELECT 1 FROM segments WHERE request_id = ?", (request_id,)
+            ).fetchone()
+        return row is not None
+
+    def segment_done(self, request_id: str) -> bool:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT status FROM segments WHERE request_id = ?", (request_id,)
+            ).fetchone()
+        return row is None or row[0] != "running"
 
     def next_operation(self, run_id: str) -> int:
         with self._lock:
@@ -402,9 +401,15 @@ class SQLiteJournal:
                 )
 
     def mark_operation(
-        self, run_id: str, call_id: str, status: str, output: Any = None, events: Any = ()
+        self,
+        segment: Segment,
+        call_id: str,
+        status: str,
+        output: Any = None,
+        events: Any = (),
     ) -> None:
         now = time.time()
+        run_id = segment.run_id
         with self._tx() as db:
             if status == "started":
                 db.execute(
@@ -418,7 +423,10 @@ class SQLiteJournal:
                     "WHERE run_id = ? AND call_id = ? AND name != 'model'",
                     (status, canonical_json(output), now, run_id, call_id),
                 )
-            db.executemany("INSERT INTO events VALUES (?, ?, ?, ?)", [(run_id, *e) for e in events])
+            db.executemany(
+                "INSERT INTO events VALUES (?, ?, ?, ?)",
+                [(segment.request_id, *e) for e in events],
+            )
 
     def commit(
         self,
@@ -464,7 +472,8 @@ class SQLiteJournal:
                     ),
                 )
             db.executemany(
-                "INSERT INTO events VALUES (?, ?, ?, ?)", [(segment.run_id, *e) for e in events]
+                "INSERT INTO events VALUES (?, ?, ?, ?)",
+                [(segment.request_id, *e) for e in events],
             )
             if status is not None:
                 db.execute(
@@ -567,6 +576,11 @@ def _pending(row: tuple[Any, ...]) -> PendingRecord:
         reason_for_call=row[7],
         created_at=row[8] or 0.0,
     )
+
+
+def _params(arguments: dict[str, Any]) -> str:
+    """Arguments without runtime meta (clients need not echo ``_outputPath``...), canonical."""
+    return canonical_json({k: v for k, v in arguments.items() if not k.startswith("_")})
 
 
 def _maybe_json(value: Any) -> str | None:

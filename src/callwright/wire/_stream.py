@@ -41,7 +41,7 @@ async def stream_run(
     *,
     headers: dict[str, str],
     trailer: bytes = b"",
-    on_event: Callable[[Event], None] | None = None,
+    on_event: Callable[[Event, bytes], None] | None = None,
 ) -> None:
     """Send the run's frames as one SSE response; cancel the run if the client leaves."""
     connected = True
@@ -80,9 +80,9 @@ async def stream_run(
     try:
         try:
             async for event in events:
-                if on_event is not None:
-                    on_event(event)
                 frame = encoder.encode(event)
+                if on_event is not None:  # before sending: a journal records, then we flush
+                    on_event(event, frame)
                 if frame:
                     await write(frame)
         except Exception:
