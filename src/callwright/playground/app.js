@@ -1,0 +1,552 @@
+// The callwright playground: the page `GET /` serves. It talks AG-UI to `POST /agui`
+// through the real @ag-ui/client HttpAgent and shows every step of a tool call's life:
+// arguments as they stream, progress, partial outputs, approvals, results and errors,
+// the shared run state, and front-end tools that run here in the browser.
+//
+// Plain DOM, no framework: the page is one conversation, a few cards and two dialogs,
+// and a framework would be most of the bundle.
+//
+// Rebuild the committed bundle (playground.js) after editing this file:
+//   cd src/callwright/playground && npm ci && npm run build
+// tests/playground/test_bundle.py fails when the committed bundle is out of date.
+
+import { HttpAgent } from "@ag-ui/client";
+
+const $ = (selector) => document.querySelector(selector);
+const logEl = $("#log");
+const input = $("#input");
+const sendButton = $("#send");
+const stopButton = $("#stop");
+const statusEl = $("#status");
+const stateEl = $("#state");
+const changesEl = $("#changes");
+
+let counter = 0;
+const uid = (prefix) => `${prefix}_${Date.now().toString(36)}${(counter++).toString(36)}`;
+
+function el(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function pretty(value) {
+  if (typeof value === "string") {
+    try {
+      return JSON.stringify(JSON.parse(value), null, 2);
+    } catch {
+      return value;
+    }
+  }
+  return JSON.stringify(value, null, 2);
+}
+
+// --- front-end tools: defined here, sent with every run, executed in this page ----------
+
+const browserTools = [
+  {
+    name: "confirmAction",
+    description: "Ask the user to confirm a specific action before proceeding",
+    parameters: {
+      type: "object",
+      properties: {
+        action: { type: "string", description: "The action that needs user confirmation" },
+        importance: {
+          type: "string",
+          enum: ["low", "medium", "high", "critical"],
+          description: "The importance level of the action",
+        },
+      },
+      required: ["action"],
+    },
+    run: async (args) => ({ confirmed: await askConfirmation(args) }),
+  },
+  {
+    name: "getBrowserContext",
+    description:
+      "Read the user's time zone, locale and local time from their browser " +
+      "(only the browser knows them)",
+    parameters: { type: "object", properties: {} },
+    run: async () => {
+      const { timeZone } = Intl.DateTimeFormat().resolvedOptions();
+      const locale = navigator.language;
+      return { timeZone, locale, localTime: new Date().toLocaleString(locale, { timeZone }) };
+    },
+  },
+];
+const toolDefinitions = browserTools.map(({ name, description, parameters }) => ({
+  name,
+  description,
+  parameters,
+}));
+
+for (const tool of browserTools) {
+  const item = el("li");
+  item.append(el("code", "", tool.name), ` — ${tool.description}`);
+  $("#browser-tools").append(item);
+}
+
+// --- the conversation ----------------------------------------------------------------------
+
+let agent = newAgent();
+const cards = new Map(); // toolCallId -> card
+const bubbles = new Map(); // messageId -> element
+const subRuns = new Map(); // subagentRunId -> the element its events go into
+let streaming = false;
+let stopRequested = false;
+
+function newAgent() {
+  return new HttpAgent({ url: new URL("/agui", location.href).href, threadId: uid("thread") });
+}
+
+function setStatus(kind, text) {
+  statusEl.dataset.kind = kind;
+  statusEl.textContent = text;
+}
+
+function setBusy(busy, stream = false) {
+  streaming = stream;
+  sendButton.disabled = busy;
+  stopButton.hidden = !stream;
+  sendButton.hidden = stream;
+}
+
+function append(node, container = logEl) {
+  $("#empty")?.remove();
+  const atBottom = logEl.scrollHeight - logEl.scrollTop - logEl.clientHeight < 60;
+  container.append(node);
+  if (atBottom) logEl.scrollTop = logEl.scrollHeight;
+  return node;
+}
+
+function notice(kind, text, action) {
+  const box = el("div", `notice ${kind}`);
+  box.append(el("span", "", text));
+  if (action) {
+    const button = el("button", "", action.label);
+    button.type = "button";
+    button.addEventListener("click", () => {
+      box.remove();
+      action.run();
+    });
+    box.append(button);
+  }
+  return append(box);
+}
+
+function containerFor(event) {
+  return (event.subagentRunId && subRuns.get(event.subagentRunId)) || logEl;
+}
+
+function bubble(id, role, event) {
+  let node = bubbles.get(id);
+  if (!node) {
+    node = append(el("div", `msg ${role}`), containerFor(event));
+    bubbles.set(id, node);
+  }
+  return node;
+}
+
+// A tool call's card: name, state, arguments, progress, partial output, result.
+function card(id, name, event) {
+  let c = cards.get(id);
+  if (c) return c;
+  const root = el("div", "card");
+  root.dataset.toolCallId = id;
+  const head = el("div", "head");
+  const browser = browserTools.some((t) => t.name === name);
+  head.append(
+    el("span", "name", name || "tool"),
+    el("span", "where", browser ? "browser tool" : "server tool"),
+  );
+  const state = el("span", "state");
+  head.append(state);
+  const argsLabel = el("div", "label", "Arguments");
+  const args = el("pre", "args");
+  const progress = el("div", "progress");
+  progress.hidden = true;
+  const bar = el("div", "bar");
+  const fill = el("div");
+  bar.append(fill);
+  bar.hidden = true;
+  const progressText = el("span", "progress-text");
+  progress.append(bar, progressText);
+  const partial = el("div", "partial");
+  partial.hidden = true;
+  const partialPre = el("pre");
+  partial.append(el("div", "label", "Partial output"), partialPre);
+  const result = el("div", "result");
+  result.hidden = true;
+  const resultLabel = el("div", "label", "Result");
+  const resultPre = el("pre");
+  result.append(resultLabel, resultPre);
+  root.append(head, argsLabel, args, progress, partial, result);
+  c = {
+    id, name, root, state, args, argsText: "", progress, bar, fill, progressText,
+    partial, partialPre, result, resultLabel, resultPre, browser, finished: false,
+  };
+  cards.set(id, c);
+  setCardState(c, "streaming", "streaming arguments");
+  append(root, containerFor(event ?? {}));
+  return c;
+}
+
+function setCardState(c, state, label) {
+  c.root.dataset.state = state;
+  c.state.textContent = label;
+}
+
+function showResult(c, state, label, title, value) {
+  c.finished = true;
+  setCardState(c, state, label);
+  c.result.hidden = false;
+  c.result.className = `result ${state === "complete" ? "ok" : "error"}`;
+  c.resultLabel.textContent = title;
+  c.resultPre.textContent = pretty(value);
+  if (state === "complete" && !c.bar.hidden) c.fill.style.width = "100%";
+}
+
+function renderState(state) {
+  stateEl.textContent = JSON.stringify(state ?? {}, null, 2);
+}
+
+function logChange(text) {
+  const item = el("li", "", text);
+  changesEl.prepend(item);
+  while (changesEl.children.length > 8) changesEl.lastChild.remove();
+}
+
+// --- events ----------------------------------------------------------------------------------
+
+function handle(event, run) {
+  switch (event.type) {
+    case "TEXT_MESSAGE_START":
+      bubble(event.messageId, "assistant", event);
+      break;
+    case "TEXT_MESSAGE_CONTENT":
+      bubble(event.messageId, "assistant", event).textContent += event.delta;
+      break;
+    case "REASONING_MESSAGE_START":
+      bubble(event.messageId, "reasoning", event);
+      break;
+    case "REASONING_MESSAGE_CONTENT":
+      bubble(event.messageId, "reasoning", event).textContent += event.delta;
+      break;
+    case "TOOL_CALL_START":
+      card(event.toolCallId, event.toolCallName, event);
+      break;
+    case "TOOL_CALL_ARGS": {
+      const c = card(event.toolCallId, "", event);
+      c.argsText += event.delta;
+      c.args.textContent = c.argsText;
+      break;
+    }
+    case "TOOL_CALL_END": {
+      const c = card(event.toolCallId, "", event);
+      c.args.textContent = pretty(c.argsText || "{}");
+      if (!c.finished) {
+        if (c.browser) setCardState(c, "in-browser", "waiting for the browser");
+        else setCardState(c, "running", "running");
+      }
+      break;
+    }
+    case "ACTIVITY_SNAPSHOT":
+      if (event.activityType === "tool-activity") activity(event.content ?? {}, event);
+      break;
+    case "TOOL_CALL_RESULT": {
+      const c = card(event.toolCallId, "", event);
+      const state = event.metadata?.callwright?.state;
+      if (state === "output-denied") showResult(c, "denied", "denied", "Denied", event.content);
+      else if (state === "output-error") showResult(c, "error", "error", "Error", event.content);
+      else showResult(c, "complete", "complete", "Result", event.content);
+      break;
+    }
+    case "STATE_SNAPSHOT":
+      logChange("snapshot");
+      break;
+    case "STATE_DELTA":
+      for (const op of event.delta ?? []) {
+        const value = "value" in op ? ` ${JSON.stringify(op.value)}` : "";
+        logChange(`${op.op} ${op.path}${value}`);
+      }
+      break;
+    case "SUBAGENT_STARTED": {
+      const parent = cards.get(event.parentToolCallId);
+      const box = el("div", "sub");
+      box.append(el("div", "label", `sub-agent ${event.name}`));
+      append(box, parent ? parent.root : containerFor(event));
+      subRuns.set(event.subagentRunId, box);
+      break;
+    }
+    case "SUBAGENT_ERROR": {
+      const box = subRuns.get(event.subagentRunId);
+      if (box) box.append(el("div", "notice error", `sub-agent failed: ${event.message}`));
+      break;
+    }
+    case "RUN_ERROR":
+      run.errored = true;
+      notice("error", `The run failed: ${event.message}${event.code ? ` (${event.code})` : ""}`);
+      break;
+    default:
+      break;
+  }
+}
+
+function activity(content, event) {
+  if (!content.toolCallId) return;
+  const c = card(content.toolCallId, content.toolName, event);
+  if (!c.finished && content.status === "running") setCardState(c, "running", "running");
+  if (content.text !== undefined || content.fraction !== undefined) {
+    c.progress.hidden = false;
+    if (typeof content.fraction === "number") {
+      c.bar.hidden = false;
+      const percent = Math.round(Math.max(0, Math.min(1, content.fraction)) * 100);
+      c.fill.style.width = `${percent}%`;
+      c.progressText.textContent = `${content.text ?? ""} · ${percent}%`;
+    } else {
+      c.progressText.textContent = content.text ?? "";
+    }
+  }
+  if (content.output !== undefined) {
+    c.partial.hidden = false;
+    c.partialPre.textContent = pretty(content.output);
+  }
+}
+
+// Calls of this conversation still without a result: what a stop or a failure leaves behind.
+function markUnfinished(state, label) {
+  for (const c of cards.values()) {
+    if (!c.finished && c.root.dataset.state !== "awaiting-approval") {
+      c.finished = true;
+      setCardState(c, state, label);
+    }
+  }
+}
+
+// --- runs ------------------------------------------------------------------------------------
+
+async function runOnce(params) {
+  const run = { finished: null, errored: false, failure: null, stopped: false };
+  stopRequested = false;
+  setBusy(true, true);
+  setStatus("running", "running…");
+  try {
+    await agent.runAgent(
+      { tools: toolDefinitions, ...params },
+      {
+        onEvent: ({ event }) => handle(event, run),
+        onStateChanged: ({ state }) => renderState(state),
+        onRunFinishedEvent: (finished) => {
+          run.finished = finished;
+        },
+      },
+    );
+  } catch (error) {
+    run.failure = error;
+  }
+  run.stopped = stopRequested;
+  setBusy(true, false);
+  return run;
+}
+
+// What to do once a run's stream ends: answer approvals or browser tools and run again,
+// or stop and say why.
+async function afterRun(run, params) {
+  if (run.stopped) {
+    markUnfinished("cancelled", "cancelled");
+    notice("info", "Stopped. The server cancelled the run and its tool calls.");
+    setStatus("idle", "stopped");
+    return null;
+  }
+  if (run.errored) {
+    markUnfinished("error", "run failed");
+    setStatus("error", "run failed");
+    return null;
+  }
+  if (run.failure || !run.finished) {
+    const error = run.failure;
+    if (error && typeof error.status === "number") {
+      const body = error.payload?.error;
+      const reason = body ? `${body.message} (${body.code})` : error.message;
+      notice("error", `The server refused the request: ${reason}`);
+      setStatus("error", "request refused");
+      return null;
+    }
+    const why = error ? (error.message ?? String(error)) : "the stream ended before the run finished";
+    markUnfinished("error", "connection lost");
+    notice("error", `Connection lost: ${why}. The run did not finish.`, {
+      label: "Retry",
+      run: () => converse(params),
+    });
+    setStatus("error", "connection lost");
+    return null;
+  }
+  const finished = run.finished;
+  if (finished.outcome === "interrupt") {
+    setStatus("waiting", "waiting for your approval");
+    const resume = [];
+    for (const interrupt of finished.interrupts ?? []) resume.push(await askApproval(interrupt));
+    return { resume };
+  }
+  const pending = finished.pendingToolCallIds ?? [];
+  if (pending.length > 0) {
+    setStatus("waiting", "running browser tools");
+    for (const id of pending) await runBrowserTool(id);
+    return {};
+  }
+  if (finished.outcome === "cancelled") {
+    markUnfinished("cancelled", "cancelled");
+    notice("info", "The run was cancelled.");
+  }
+  setStatus("idle", "ready");
+  return null;
+}
+
+async function converse(params) {
+  let next = params;
+  try {
+    while (next) {
+      const run = await runOnce(next);
+      next = await afterRun(run, next);
+    }
+  } finally {
+    setBusy(false);
+    input.focus();
+  }
+}
+
+async function runBrowserTool(id) {
+  const call = agent.messages.flatMap((m) => m.toolCalls ?? []).find((t) => t.id === id);
+  const name = call?.function?.name ?? "";
+  const c = card(id, name);
+  const tool = browserTools.find((t) => t.name === name);
+  setCardState(c, "in-browser", "in your browser");
+  let content;
+  let error;
+  try {
+    if (!tool) throw new Error(`this page has no tool named ${name}`);
+    const output = await tool.run(JSON.parse(call.function.arguments || "{}"));
+    content = typeof output === "string" ? output : JSON.stringify(output);
+  } catch (e) {
+    error = e instanceof Error ? e.message : String(e);
+  }
+  const message = { id: uid("tool"), role: "tool", toolCallId: id, content: error ?? content };
+  if (error !== undefined) message.error = error;
+  agent.addMessage(message);
+  if (error !== undefined) showResult(c, "error", "error", "Error", error);
+  else showResult(c, "complete", "complete", "Result (from your browser)", content);
+}
+
+// --- dialogs ---------------------------------------------------------------------------------
+
+function modal(dialog, setUp) {
+  return new Promise((resolve) => {
+    const finish = (value) => {
+      dialog.close();
+      resolve(value);
+    };
+    setUp(finish);
+    dialog.showModal();
+  });
+}
+
+function askApproval(interrupt) {
+  const dialog = $("#approval");
+  const c = cards.get(interrupt.toolCallId);
+  if (c) setCardState(c, "awaiting-approval", "awaiting approval");
+  dialog.querySelector(".tool").textContent = c?.name ?? "the tool";
+  dialog.querySelector(".why").textContent = interrupt.message ?? "";
+  dialog.querySelector(".args").textContent = c ? pretty(c.argsText || "{}") : "";
+  const reasonInput = dialog.querySelector("#deny-reason");
+  reasonInput.value = "";
+  return modal(dialog, (finish) => {
+    const answer = (approved) => {
+      const reason = reasonInput.value.trim();
+      const payload = approved ? { approved } : { approved, ...(reason ? { reason } : {}) };
+      if (c) {
+        if (approved) setCardState(c, "running", "approved");
+        else setCardState(c, "denied", "denied");
+      }
+      finish({ interruptId: interrupt.id, status: "resolved", payload });
+    };
+    dialog.querySelector(".approve").onclick = () => answer(true);
+    dialog.querySelector(".deny").onclick = () => answer(false);
+  });
+}
+
+function askConfirmation(args) {
+  const dialog = $("#confirm");
+  dialog.querySelector(".action").textContent = args.action ?? "(no action given)";
+  const badge = dialog.querySelector(".importance");
+  badge.hidden = !args.importance;
+  badge.textContent = args.importance ?? "";
+  return modal(dialog, (finish) => {
+    dialog.querySelector(".yes").onclick = () => finish(true);
+    dialog.querySelector(".no").onclick = () => finish(false);
+  });
+}
+
+// A dialog must be answered: Escape would leave the run waiting with no answer.
+for (const dialog of document.querySelectorAll("dialog")) {
+  dialog.addEventListener("cancel", (event) => event.preventDefault());
+}
+
+// --- wiring ----------------------------------------------------------------------------------
+
+function send(text) {
+  if (!text.trim() || sendButton.disabled) return;
+  append(el("div", "msg user", text));
+  agent.addMessage({ id: uid("user"), role: "user", content: text });
+  input.value = "";
+  converse({});
+}
+
+$("#composer").addEventListener("submit", (event) => {
+  event.preventDefault();
+  send(input.value);
+});
+input.addEventListener("keydown", (event) => {
+  if (event.key === "Enter" && !event.shiftKey) {
+    event.preventDefault();
+    send(input.value);
+  }
+});
+stopButton.addEventListener("click", () => {
+  if (!streaming) return;
+  stopRequested = true;
+  setStatus("running", "stopping…");
+  agent.abortRun(); // closes the request; the server cancels the run
+});
+$("#new-chat").addEventListener("click", () => {
+  if (streaming) {
+    stopRequested = true;
+    agent.abortRun();
+  }
+  agent = newAgent();
+  cards.clear();
+  bubbles.clear();
+  subRuns.clear();
+  logEl.replaceChildren(el("div", "empty", "A new conversation. Ask the agent something."));
+  logEl.firstChild.id = "empty";
+  changesEl.replaceChildren();
+  renderState({});
+  setStatus("idle", "ready");
+});
+
+const examples = [
+  "What is 17 * 23?",
+  "Count slowly to 5",
+  "Save 'Buy milk' in shopping.txt",
+  "What time is it where I am?",
+  "Ask me to confirm before deleting old files",
+];
+for (const text of examples) {
+  const chip = el("button", "", text);
+  chip.type = "button";
+  chip.addEventListener("click", () => send(text));
+  $("#examples").append(chip);
+}
+
+setBusy(false);
+input.focus();
