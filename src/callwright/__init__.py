@@ -32,7 +32,15 @@ from .messages import (
     ToolResultMessage,
     UserMessage,
 )
-from .models import Model, ModelRequest, ScriptedModel, Usage
+from .models import (
+    AnthropicModel,
+    LocalModel,
+    Model,
+    ModelRequest,
+    OpenAIModel,
+    ScriptedModel,
+    Usage,
+)
 from .run import (
     Agent,
     Limits,
@@ -54,6 +62,7 @@ __all__ = [
     "AGUIEncoder",
     "AISDKEncoder",
     "Agent",
+    "AnthropicModel",
     "ApprovalLedger",
     "AssistantMessage",
     "Call",
@@ -67,10 +76,12 @@ __all__ = [
     "Interrupted",
     "InvalidArgs",
     "Limits",
+    "LocalModel",
     "MemoryApprovalLedger",
     "Message",
     "Model",
     "ModelRequest",
+    "OpenAIModel",
     "PendingCall",
     "Run",
     "RunResult",

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib
 import os
+from typing import TYPE_CHECKING, Any
 
 from .base import (
     ErrorPart,
@@ -20,14 +22,41 @@ from .base import (
 )
 from .scripted import ScriptedModel, call, think
 
+if TYPE_CHECKING:
+    from ._retry import RetryPolicy
+    from .anthropic import AnthropicModel
+    from .local import LocalModel
+    from .openai import OpenAIModel
+
+_ADAPTERS = {
+    "AnthropicModel": ".anthropic",
+    "LocalModel": ".local",
+    "OpenAIModel": ".openai",
+    "RetryPolicy": "._retry",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The provider adapters load on first use: they import the run's modules (a cycle
+    at import time) and nothing of theirs is needed until a model is made."""
+    module = _ADAPTERS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module, __name__), name)
+
+
 __all__ = [
+    "AnthropicModel",
     "ErrorPart",
     "FinishPart",
+    "LocalModel",
     "Mode",
     "Model",
     "ModelEvent",
     "ModelRequest",
+    "OpenAIModel",
     "ReasoningPart",
+    "RetryPolicy",
     "ScriptedModel",
     "TextPart",
     "ToolCallDeltaPart",
