@@ -112,11 +112,19 @@ function setBusy(busy, stream = false) {
   sendButton.hidden = stream;
 }
 
+// The log follows new output unless the reader has scrolled up to read something.
+let follow = true;
+logEl.addEventListener("scroll", () => {
+  follow = logEl.scrollHeight - logEl.scrollTop - logEl.clientHeight < 80;
+});
+function scrollDown() {
+  if (follow) logEl.scrollTop = logEl.scrollHeight;
+}
+
 function append(node, container = logEl) {
   $("#empty")?.remove();
-  const atBottom = logEl.scrollHeight - logEl.scrollTop - logEl.clientHeight < 60;
   container.append(node);
-  if (atBottom) logEl.scrollTop = logEl.scrollHeight;
+  scrollDown();
   return node;
 }
 
@@ -263,7 +271,9 @@ function handle(event, run) {
       break;
     }
     case "STATE_SNAPSHOT":
-      logChange("snapshot");
+      if (JSON.stringify(event.snapshot ?? {}) !== JSON.stringify(agent.state ?? {})) {
+        logChange("snapshot");
+      }
       break;
     case "STATE_DELTA":
       for (const op of event.delta ?? []) {
@@ -335,7 +345,10 @@ async function runOnce(params) {
     await agent.runAgent(
       { tools: toolDefinitions, ...params },
       {
-        onEvent: ({ event }) => handle(event, run),
+        onEvent: ({ event }) => {
+          handle(event, run);
+          scrollDown();
+        },
         onStateChanged: ({ state }) => renderState(state),
         onRunFinishedEvent: (finished) => {
           run.finished = finished;
