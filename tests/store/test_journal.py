@@ -104,7 +104,7 @@ async def paused(journal: SQLiteJournal, thread: str = "t1") -> tuple[Agent, Any
 
 REFUSALS = [
     ("replayed", lambda p: Answer("approval", "c1", p.approval_id, True), "already_answered"),
-    ("forged id", lambda p: Answer("approval", "c1", "apr_forged", True), "approval_not_requested"),
+    ("forged id", lambda p: Answer("approval", "c1", "apr_forged", True), "unknown_approval"),
     (
         "forged id, unknown call",
         lambda p: Answer("approval", "zz", "apr_x", True),

@@ -322,7 +322,12 @@ class SQLiteJournal:
                 (answer.approval_id,),
             ).fetchone()
             if row is None:
-                if answer.call_id in issued:
+                asked = db.execute(
+                    "SELECT 1 FROM pending "
+                    "WHERE thread_id = ? AND call_id = ? AND kind = 'approval'",
+                    (thread_id, answer.call_id),
+                ).fetchone()
+                if answer.call_id in issued and asked is None:
                     raise Rejected(
                         f"no approval was requested for call {answer.call_id!r}",
                         "approval_not_requested",
