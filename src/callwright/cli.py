@@ -74,13 +74,20 @@ def serve(args: argparse.Namespace) -> int:
 
     model = build_model(args.model, args.base_url)
     agent = demo_agent(model, sandbox=args.sandbox)
-    app = create_app(agent)
+    journal = None
+    if args.db:
+        from .store import SQLiteJournal
+
+        journal = SQLiteJournal(args.db)
+    app = create_app(agent, journal=journal)
     host = args.host
     shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
     url = f"http://{shown}:{args.port}"
     console.print(f"[bold]callwright[/bold] demo agent on [cyan]{model.name}[/cyan]")
     console.print(f"  open [bold]{url}/[/bold]")
     console.print(f"  AG-UI: POST {url}/agui   AI SDK UI stream: POST {url}/api/chat")
+    if journal is not None:
+        console.print(f"  run journal: {args.db} (paused runs survive a restart)")
     sys.stdout.flush()
     uvicorn.run(app, host=host, port=args.port, log_level=args.log_level)
     return 0
@@ -212,6 +219,11 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--host", default="127.0.0.1")
     s.add_argument("--port", type=int, default=8000)
     s.add_argument("--log-level", default="info")
+    s.add_argument(
+        "--db",
+        default=None,
+        help="a SQLite file for the run journal (history, pending approvals, events)",
+    )
     model_options(s)
     s.set_defaults(handler=serve)
 
