@@ -445,3 +445,31 @@ async def test_reasoning_for_call_is_shown_in_approval_requests() -> None:
     events = await collect(Agent(model, box), "go")
     assert of(events, ev.ApprovalRequested)[0].reason_for_call == "Need status"
     assert events[-1].pending[0].reason_for_call == "Need status"
+
+
+async def test_a_resumed_call_keeps_its_fixed_output_path() -> None:
+    store = Tool.from_schema(
+        {
+            "type": "object",
+            "properties": {
+                "_tool": {"const": "store"},
+                "value": {"type": "string"},
+                "_outputPath": {"const": "†state.saved"},
+            },
+        },
+        executor=lambda args, ctx: _value(args["value"]),
+        requires_approval=True,
+    )
+    model = ScriptedModel([[call("store", {"value": "v1"}, id="s1")], ["saved"]])
+    agent = Agent(model, [store])
+    paused = await agent.run("store it", state={})
+    from callwright import Decision
+
+    # the history a client sends back need not carry the runtime-filled meta
+    for message in paused.messages:
+        for part in getattr(message, "tool_calls", []):
+            part.arguments.pop("_outputPath", None)
+    result = await agent.run(
+        messages=paused.messages, decisions={"s1": Decision(True)}, state=paused.state
+    )
+    assert result.state == {"saved": "v1"}

@@ -752,6 +752,8 @@ class Run:
             call.buffer = ArgumentBuffer(json.dumps(part.arguments))
             call.meta = {k: v for k, v in part.arguments.items() if k.startswith("_")}
             call.arguments = {k: v for k, v in part.arguments.items() if not k.startswith("_")}
+            if tool is not None and tool.meta:
+                call.meta = {**call.meta, **tool.fixed_meta()}
             if interrupted:
                 call.fail(Skipped("Not executed: the user sent a new message instead."))
             elif tool is not None and any(True for _ in find_refs(call.arguments)):
