@@ -103,6 +103,9 @@ def result_event(call: Call) -> ToolCallResult:
     )
 
 
+ApprovalIds = Callable[[str, str, dict[str, Any]], str]  # (call id, tool, arguments) -> id
+
+
 def new_approval_id() -> str:
     """Unguessable, and distinct from the call id (the AI SDK keys approvals by it)."""
     return "apr_" + secrets.token_urlsafe(18)
@@ -130,6 +133,7 @@ class StepExecutor:
         cancel_grace: float = 5.0,
         run: Any = None,
         default_timeout: float | None = None,
+        approval_ids: ApprovalIds | None = None,
     ) -> None:
         self.calls = calls
         self.toolbox = toolbox
@@ -143,6 +147,7 @@ class StepExecutor:
         self.cancel_grace = cancel_grace
         self.run_ref = run
         self.default_timeout = default_timeout
+        self.approval_ids = approval_ids
         self.pending: list[PendingCall] = []
         self.steered = False
 
@@ -193,7 +198,12 @@ class StepExecutor:
             decision = self.decisions.get(call.id)
             call.transition(CallState.APPROVAL_REQUESTED)
             if decision is None:
-                call.approval_id = call.approval_id or new_approval_id()
+                if call.approval_id is None:
+                    call.approval_id = (
+                        self.approval_ids(call.id, call.tool_name, call.raw_arguments)
+                        if self.approval_ids is not None
+                        else new_approval_id()
+                    )
                 reason = call.meta.get("_reasoningForCall")
                 self.pending.append(
                     PendingCall(

@@ -61,7 +61,7 @@ from .events import (
     ToolCallStart,
     ToolInputError,
 )
-from .execute import StepExecutor, Strategy, as_strategy, result_event
+from .execute import ApprovalIds, StepExecutor, Strategy, as_strategy, result_event
 from .messages import (
     AssistantMessage,
     Message,
@@ -225,8 +225,13 @@ class Agent:
         deps: Any = None,
         run_id: str | None = None,
         thread_id: str | None = None,
+        approval_ids: ApprovalIds | None = None,
     ) -> Run:
-        """Begin a run (or resume one: pass its messages and the decisions)."""
+        """Begin a run (or resume one: pass its messages and the decisions).
+
+        ``approval_ids`` makes the ids of approval requests (e.g. signed ones, see
+        ``callwright.store.ApprovalSigner``); by default they are random.
+        """
         history = list(messages)
         if prompt is not None:
             history += as_messages(prompt)
@@ -246,6 +251,7 @@ class Agent:
             run_id=run_id or _new_id("run"),
             thread_id=thread_id or _new_id("thread"),
             new_from=len(messages),
+            approval_ids=approval_ids,
         )
 
     def stream(
@@ -308,8 +314,10 @@ class Run:
         run_id: str,
         thread_id: str,
         new_from: int,
+        approval_ids: ApprovalIds | None = None,
     ) -> None:
         self.agent = agent
+        self.approval_ids = approval_ids
         self.messages = messages
         self.toolbox = toolbox
         self.decisions = decisions
@@ -668,6 +676,7 @@ class Run:
             cancel_grace=self.agent.cancel_grace,
             run=self,
             default_timeout=self.agent.limits.tool_timeout,
+            approval_ids=self.approval_ids,
         )
 
     def _write_output_path(self, call: Call) -> list[Event]:

@@ -25,14 +25,23 @@ from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingR
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from .call import Decision
 from .events import ApprovalRequested, Event
 from .messages import AssistantMessage, Message, ToolResultMessage, UserMessage
 from .playground import PAGE, SCRIPT, asset
 from .run import Agent, Run, json_depth
-from .store import Answer, Recorder, Rejected, SQLiteJournal, start_journaled
+from .store import (
+    Answer,
+    ApprovalSigner,
+    Recorder,
+    Rejected,
+    SQLiteJournal,
+    start_journaled,
+)
 from .toolbox import ToolConflict
 from .wire import agui, aisdk
 from .wire._common import (
+    ApprovalClaim,
     ApprovalLedger,
     IssuedApproval,
     MemoryApprovalLedger,
@@ -120,6 +129,7 @@ def create_app(
     *,
     ledger: ApprovalLedger | None = None,
     journal: SQLiteJournal | None = None,
+    signer: ApprovalSigner | None = None,
     limits: ServerLimits | None = None,
     allow_client_override: bool = False,
     ai_sdk_version: int = 6,
@@ -130,9 +140,12 @@ def create_app(
     ``x-ai-sdk-version`` header. With a ``journal`` (``callwright serve --db``)
     the server keeps each thread's history, pending calls and events durably,
     trusts its journal over the client's copy, and honours an answer only for a
-    call it is waiting on; without one, ``ledger`` remembers issued approvals in
-    memory.
+    call it is waiting on. Without one, ``signer`` makes approvals stateless
+    (signed approval ids: no database, but no replay protection), and otherwise
+    ``ledger`` remembers issued approvals in memory.
     """
+    if journal is not None and signer is not None:
+        raise ValueError("use a journal or a signer, not both")
     if ai_sdk_version not in aisdk.SUPPORTED_VERSIONS:
         raise ValueError(f"ai_sdk_version must be one of {aisdk.SUPPORTED_VERSIONS}")
     approvals: ApprovalLedger = ledger if ledger is not None else MemoryApprovalLedger()
@@ -159,7 +172,12 @@ def create_app(
         check_tools(run_input)
         if journal is not None:
             return start_from_journal(journal, run_input)
-        decisions = resolve_claims(run_input.claims, run_input.messages, approvals, agent.toolbox)
+        if signer is not None:
+            decisions = resolve_signed_claims(run_input.claims, run_input.messages, signer)
+        else:
+            decisions = resolve_claims(
+                run_input.claims, run_input.messages, approvals, agent.toolbox
+            )
         run = agent.start(
             None,
             messages=run_input.messages,
@@ -169,6 +187,7 @@ def create_app(
             state=run_input.state,
             run_id=run_input.run_id,
             thread_id=run_input.thread_id,
+            approval_ids=signer.new_id if signer is not None else None,
         )
         return run, None
 
@@ -307,6 +326,33 @@ def _too_deep(limits: ServerLimits) -> WireError:
     return WireError(
         f"the request body nests deeper than {limits.max_json_depth} levels", "too_deep"
     )
+
+
+def resolve_signed_claims(
+    claims: list[ApprovalClaim], messages: list[Message], signer: ApprovalSigner
+) -> dict[str, Decision]:
+    """Decisions whose approval id carries our signature for a call of the last reply."""
+    calls = next((m.tool_calls for m in reversed(messages) if isinstance(m, AssistantMessage)), [])
+    decisions: dict[str, Decision] = {}
+    for claim in claims:
+        match = next(
+            (
+                part
+                for part in calls
+                if claim.call_id in (None, part.id)
+                and signer.check_id(claim.approval_id, part.id, part.name, part.arguments)
+            ),
+            None,
+        )
+        if match is None:
+            raise WireError(
+                f"approval {claim.approval_id!r} is not signed by this server for a call "
+                "of the last assistant message (or its arguments changed)",
+                "bad_signature",
+                403,
+            )
+        decisions[match.id] = claim.decision
+    return decisions
 
 
 def journal_input(

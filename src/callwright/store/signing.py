@@ -2,15 +2,18 @@
 
 For deployments without a database. The signature binds the approval id, the
 call id, the tool name and the canonical arguments, so a client cannot approve
-another call or change the arguments. The trade-off: with no state there is no
-replay protection (the same signed approval can be presented twice) and no
-"still pending" check; use the SQLite journal where that matters.
+another call or change the arguments. The server (``create_app(signer=...)``)
+puts it inside the approval id itself (``apr_<nonce>.<signature>``), which every
+client echoes unchanged, so no protocol field is needed. The trade-off: with no
+state there is no replay protection (the same signed approval can be presented
+twice) and no "still pending" check; use the SQLite journal where that matters.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import secrets
 from typing import Any
 
 from .base import Rejected, canonical_json
@@ -46,3 +49,22 @@ class ApprovalSigner:
                 "bad_signature",
                 403,
             )
+
+    def new_id(self, call_id: str, tool_name: str, arguments: dict[str, Any]) -> str:
+        """A self-authenticating approval id for this exact call."""
+        nonce = secrets.token_urlsafe(12)
+        return f"apr_{nonce}.{self.sign(nonce, call_id, tool_name, _params(arguments))}"
+
+    def check_id(
+        self, approval_id: str, call_id: str, tool_name: str, arguments: dict[str, Any]
+    ) -> bool:
+        """Whether ``approval_id`` was issued by ``new_id`` for exactly this call."""
+        body = approval_id.removeprefix("apr_")
+        nonce, _, signature = body.partition(".")
+        expected = self.sign(nonce, call_id, tool_name, _params(arguments))
+        return bool(signature) and hmac.compare_digest(expected, signature)
+
+
+def _params(arguments: dict[str, Any]) -> dict[str, Any]:
+    """Runtime meta (``_outputPath``...) is not what a human approves; clients may drop it."""
+    return {k: v for k, v in arguments.items() if not k.startswith("_")}
