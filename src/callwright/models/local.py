@@ -78,6 +78,7 @@ def default_model_path() -> Path:
 # --- the in-process llama.cpp server, one per model file -----------------------------------
 
 _servers: dict[tuple[str, int], Any] = {}
+_workers: set[asyncio.Future[None]] = set()  # generations still finishing after a cancel
 _servers_lock = threading.Lock()
 
 
@@ -370,6 +371,7 @@ class LocalModel:
             stop.set()
             if cancel is not None:
                 cancel.remove_callback(on_cancel)
-            if not worker.done():
-                # the callback sees `stop` at the next token; do not block the loop on it
-                worker.add_done_callback(lambda _: None)
+            # the worker sees `stop` at its next token and ends by itself; the loop
+            # does not wait for it (the task keeps a reference until then)
+            _workers.add(worker)
+            worker.add_done_callback(_workers.discard)
