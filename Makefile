@@ -4,7 +4,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 EXTRAS := server,openai,anthropic,cli,local,test
 
-.PHONY: venv run test lint bench
+.PHONY: venv run test lint bench playground
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -28,7 +28,28 @@ $(JS_STAMP): $(JS_DIR)/package.json $(JS_DIR)/package-lock.json
 	cd $(JS_DIR) && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-test: venv $(JS_STAMP)
+# The playground page's npm install: @ag-ui/client and the esbuild that bundles it. The
+# bundle (playground.js) is committed, so `make run` needs none of this; a test rebuilds
+# it and checks the committed copy is current. `make playground` rebuilds it.
+PLAYGROUND_DIR := src/callwright/playground
+PLAYGROUND_STAMP := $(PLAYGROUND_DIR)/node_modules/.installed
+
+$(PLAYGROUND_STAMP): $(PLAYGROUND_DIR)/package.json $(PLAYGROUND_DIR)/package-lock.json
+	cd $(PLAYGROUND_DIR) && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+playground: $(PLAYGROUND_STAMP)
+	cd $(PLAYGROUND_DIR) && npm run --silent build
+
+# Debian's chromium for the playground's browser tests (Playwright drives it; it never
+# downloads a browser). Skipped when it is already installed.
+CHROMIUM := /usr/bin/chromium
+
+$(CHROMIUM):
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+
+test: venv $(JS_STAMP) $(PLAYGROUND_STAMP) $(CHROMIUM)
 	$(PY) -m pytest -q
 
 lint: venv

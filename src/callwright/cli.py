@@ -14,20 +14,9 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from .call import Decision
-from .events import (
-    ApprovalRequested,
-    ReasoningDelta,
-    RunError,
-    RunFinished,
-    TextDelta,
-    TextEnd,
-    ToolCallEnd,
-    ToolCallResult,
-    ToolInputError,
-    ToolProgress,
-)
 from .models.base import Model
+from .run import Agent
+from .tool import Tool
 
 
 def build_model(spec: str | None, base_url: str | None = None) -> Model:
@@ -47,6 +36,43 @@ def build_model(spec: str | None, base_url: str | None = None) -> Model:
         name = name if provider == "openai" else (spec or "default")
         return OpenAIModel(name or "default", base_url=base_url)
     return resolve_model(spec)
+
+
+def load_agent(spec: str) -> Agent:
+    """``--agent module:name`` or ``--agent path/to/file.py:name``: an ``Agent``, or a
+    function of no arguments that returns one (so the file can build it when asked)."""
+    import importlib
+    import importlib.util
+    from pathlib import Path
+
+    target, sep, name = spec.rpartition(":")
+    if not sep or not target or not name:
+        raise SystemExit(f"--agent {spec!r}: use module:name or path/to/file.py:name")
+    if target.endswith(".py"):
+        path = Path(target)
+        module_spec = importlib.util.spec_from_file_location(path.stem, path)
+        if module_spec is None or module_spec.loader is None or not path.is_file():
+            raise SystemExit(f"--agent {spec!r}: no Python file at {target}")
+        module = importlib.util.module_from_spec(module_spec)
+        sys.modules[module_spec.name] = module
+        module_spec.loader.exec_module(module)
+    else:
+        module = importlib.import_module(target)
+    found = getattr(module, name, None)
+    agent = found() if callable(found) and not isinstance(found, Agent) else found
+    if not isinstance(agent, Agent):
+        raise SystemExit(f"--agent {spec!r}: {name} is not an Agent or a function returning one")
+    return agent
+
+
+def chosen_agent(args: argparse.Namespace) -> Agent:
+    """The agent given with ``--agent``, or the demo agent on ``--model``."""
+    if getattr(args, "agent", None):
+        return load_agent(args.agent)
+    from .demo import demo_agent
+
+    agent: Agent = demo_agent(build_model(args.model, args.base_url), sandbox=args.sandbox)
+    return agent
 
 
 def _console(stderr: bool = False) -> Any:
@@ -70,10 +96,7 @@ def serve(args: argparse.Namespace) -> int:
             "Install it with: pip install 'callwright[server]'"
         )
         return 2
-    from .demo import demo_agent
-
-    model = build_model(args.model, args.base_url)
-    agent = demo_agent(model, sandbox=args.sandbox)
+    agent = chosen_agent(args)
     journal = None
     if args.db:
         from .store import SQLiteJournal
@@ -83,8 +106,9 @@ def serve(args: argparse.Namespace) -> int:
     host = args.host
     shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
     url = f"http://{shown}:{args.port}"
-    console.print(f"[bold]callwright[/bold] demo agent on [cyan]{model.name}[/cyan]")
-    console.print(f"  open [bold]{url}/[/bold]")
+    what = "agent" if args.agent else "demo agent"
+    console.print(f"[bold]callwright[/bold] {what} on [cyan]{agent.model.name}[/cyan]")
+    console.print(f"  playground: open [bold]{url}/[/bold] in a browser")
     console.print(f"  AG-UI: POST {url}/agui   AI SDK UI stream: POST {url}/api/chat")
     if journal is not None:
         console.print(f"  run journal: {args.db} (paused runs survive a restart)")
@@ -96,66 +120,10 @@ def serve(args: argparse.Namespace) -> int:
 # --- run -----------------------------------------------------------------------------------
 
 
-def _short(value: Any, limit: int = 300) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 async def run_prompt(args: argparse.Namespace, console: Any) -> int:
-    from .demo import demo_agent
+    from ._terminal import TerminalRun
 
-    agent = demo_agent(build_model(args.model, args.base_url), sandbox=args.sandbox)
-    run = agent.start(args.prompt)
-    while True:
-        in_text = False
-        approvals: list[ApprovalRequested] = []
-        async for event in run.events():
-            if isinstance(event, TextDelta):
-                console.print(event.delta, end="", markup=False)
-                in_text = True
-                continue
-            if isinstance(event, TextEnd):
-                if in_text:
-                    console.print()
-                in_text = False
-                continue
-            if isinstance(event, ReasoningDelta):
-                console.print(f"[dim]{event.delta}[/dim]", end="")
-            elif isinstance(event, ToolCallEnd):
-                console.print(f"[cyan]→ {event.tool_name}[/cyan] {_short(event.arguments)}")
-            elif isinstance(event, ToolInputError):
-                console.print(f"[red]✗ {event.tool_name}: {event.error}[/red]")
-            elif isinstance(event, ToolProgress):
-                fraction = f" ({event.fraction:.0%})" if event.fraction is not None else ""
-                console.print(f"  [dim]{event.tool_name}: {event.text}{fraction}[/dim]")
-            elif isinstance(event, ToolCallResult):
-                if event.state == "output-available":
-                    console.print(f"[green]← {event.tool_name}[/green] {_short(event.content)}")
-                else:
-                    console.print(f"[red]← {event.tool_name} {event.state}: {event.error}[/red]")
-            elif isinstance(event, ApprovalRequested):
-                approvals.append(event)
-            elif isinstance(event, RunError):
-                console.print(f"[red]error ({event.code}): {event.message}[/red]")
-                return 1
-            elif isinstance(event, RunFinished) and event.status not in ("completed", "paused"):
-                console.print(f"[yellow]run {event.status}: {event.reason or ''}[/yellow]")
-        result = run.result
-        if result is None or result.status != "paused" or not approvals:
-            return 0
-        decisions: dict[str, Decision] = {}
-        for request in approvals:
-            approved = args.yes
-            label = f"{request.tool_name} {_short(request.arguments)}"
-            if not approved and sys.stdin.isatty():
-                answer = console.input(f"[yellow]approve {label}? [y/N][/yellow] ")
-                approved = answer.strip().lower() in ("y", "yes")
-            elif not approved:
-                console.print(f"[yellow]denied {label} (pass --yes to approve)[/yellow]")
-            decisions[request.call_id] = Decision(
-                approved, None if approved else "the user did not approve"
-            )
-        run = agent.start(messages=result.messages, decisions=decisions)
+    return await TerminalRun(chosen_agent(args), console, yes=args.yes)(args.prompt)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -174,17 +142,16 @@ def tools(args: argparse.Namespace) -> int:
     from rich.panel import Panel
     from rich.syntax import Syntax
 
-    from .demo import demo_tools
-
     console = _console()
+    listed = _tools_of(args)
     if args.json:
         blueprints = [
             {"name": t.name, "description": t.description, "parameters": t.parameters}
-            for t in demo_tools()
+            for t in listed
         ]
         print(json.dumps(blueprints, indent=2, ensure_ascii=False))
         return 0
-    for t in demo_tools():
+    for t in listed:
         title = f"[bold]{t.name}[/bold]"
         if t.requires_approval:
             title += "  [yellow](needs approval)[/yellow]"
@@ -192,6 +159,14 @@ def tools(args: argparse.Namespace) -> int:
         summary = t.description.split("\n")[0]
         console.print(Panel(schema, title=title, subtitle=summary, expand=False))
     return 0
+
+
+def _tools_of(args: argparse.Namespace) -> list[Tool]:
+    if args.agent:
+        return list(load_agent(args.agent).toolbox)
+    from .demo import demo_tools
+
+    return demo_tools()
 
 
 # --- entry point ---------------------------------------------------------------------------
@@ -214,6 +189,15 @@ def parser() -> argparse.ArgumentParser:
             help="an OpenAI-compatible server (vLLM, Ollama, llama.cpp, LM Studio)",
         )
         p.add_argument("--sandbox", default=None, help="the folder the file tools work in")
+        agent_option(p)
+
+    def agent_option(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--agent",
+            default=None,
+            help="your own agent instead of the demo: module:name or path/to/file.py:name "
+            "(an Agent, or a function returning one)",
+        )
 
     s = sub.add_parser("serve", help="serve the demo agent over AG-UI and the AI SDK stream")
     s.add_argument("--host", default="127.0.0.1")
@@ -235,6 +219,7 @@ def parser() -> argparse.ArgumentParser:
 
     t = sub.add_parser("tools", help="list the demo agent's tools and their schemas")
     t.add_argument("--json", action="store_true", help="print JSON instead of panels")
+    agent_option(t)
     t.set_defaults(handler=tools)
     return top
 

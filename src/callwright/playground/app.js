@@ -195,14 +195,19 @@ function card(id, name, event) {
     partial, partialPre, result, resultLabel, resultPre, browser, finished: false,
   };
   cards.set(id, c);
-  setCardState(c, "streaming", "streaming arguments");
   append(root, containerFor(event ?? {}));
+  setCardState(c, "streaming", "streaming arguments");
   return c;
+}
+
+// The final activity snapshot repeats the last report: leave the text alone then.
+function setText(node, text) {
+  if (node.textContent !== text) node.textContent = text;
 }
 
 function setCardState(c, state, label) {
   c.root.dataset.state = state;
-  c.state.textContent = label;
+  setText(c.state, label);
 }
 
 function showResult(c, state, label, title, value) {
@@ -295,6 +300,8 @@ function handle(event, run) {
       break;
     }
     case "RUN_ERROR":
+      // Stopping aborts the request; the client reports that as a run error of its own.
+      if (stopRequested) break;
       run.errored = true;
       notice("error", `The run failed: ${event.message}${event.code ? ` (${event.code})` : ""}`);
       break;
@@ -313,9 +320,9 @@ function activity(content, event) {
       c.bar.hidden = false;
       const percent = Math.round(Math.max(0, Math.min(1, content.fraction)) * 100);
       c.fill.style.width = `${percent}%`;
-      c.progressText.textContent = `${content.text ?? ""} · ${percent}%`;
+      setText(c.progressText, `${content.text ?? ""} · ${percent}%`);
     } else {
-      c.progressText.textContent = content.text ?? "";
+      setText(c.progressText, content.text ?? "");
     }
   }
   if (content.output !== undefined) {
