@@ -50,7 +50,7 @@ TURNS: dict[str, list[Any]] = {
     ],
     "where": [
         call("current_time", {"timezone": "UTC"}, id="call_utc"),
-        call("getBrowserContext", {}, id="call_browser"),
+        call("user_locale", {}, id="call_browser"),
     ],
     "remember": [
         call("calculate", {"expression": "6 * 7", "_outputPath": "answer"}, id="call_calc")

@@ -195,7 +195,7 @@ def test_browser_tool_mixed_with_a_server_tool(page: Page) -> None:
     assert result["timeZone"] == "Asia/Tokyo" and result["locale"] == "ja-JP"
     answer = last_answer(page)
     expect(answer).to_contain_text("current_time=")
-    expect(answer).to_contain_text('getBrowserContext={"timeZone":"Asia/Tokyo","locale":"ja-JP"')
+    expect(answer).to_contain_text('user_locale={"timeZone":"Asia/Tokyo","locale":"ja-JP"')
     ready(page)
     assert page.console_errors == []
 

@@ -63,10 +63,11 @@ const browserTools = [
     run: async (args) => ({ confirmed: await askConfirmation(args) }),
   },
   {
-    name: "getBrowserContext",
-    description:
-      "Read the user's time zone, locale and local time from their browser " +
-      "(only the browser knows them)",
+    // Named and described so that even the embedded 135M model picks it only when asked
+    // about the user's own time or language (a longer camelCase name drew arithmetic
+    // questions to it).
+    name: "user_locale",
+    description: "The user's time zone, language and local time, from their browser.",
     parameters: { type: "object", properties: {} },
     run: async () => {
       const { timeZone } = Intl.DateTimeFormat().resolvedOptions();
