@@ -12,8 +12,8 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from callwright import Agent, ToolContext, tool
-from callwright.demo import Sandbox, default_sandbox, demo_tools
+from callwright import Agent, Tool, ToolContext, tool
+from callwright.demo import Sandbox, current_time, default_sandbox, demo_tools
 from callwright.messages import ToolResultMessage, UserMessage
 from callwright.models import ErrorPart, ModelRequest, ScriptedModel, call
 
@@ -56,6 +56,7 @@ TURNS: dict[str, list[Any]] = {
         call("calculate", {"expression": "6 * 7", "_outputPath": "answer"}, id="call_calc")
     ],
     "long": [call("long_task", {}, id="call_long")],
+    "research": [call("summarize", {"doc": "Paris trip"}, id="call_research")],
     "crash": [ErrorPart("the model provider failed", "model_error")],
 }
 
@@ -90,9 +91,32 @@ def script(request: ModelRequest) -> list[Any]:
     return [f"I have no script for {user.content!r}."]
 
 
+# A tool carried out by a delegate: a sub-agent that itself calls a tool and answers.
+SUMMARIZE = {
+    "type": "object",
+    "description": "Summarize a trip with a sub-agent.",
+    "properties": {
+        "_tool": {"const": "summarize"},
+        "_delegate": {"const": "summarizer"},
+        "doc": {"type": "string"},
+    },
+    "required": ["doc"],
+}
+
+
+def summarizer_script(request: ModelRequest) -> list[Any]:
+    if any(isinstance(m, ToolResultMessage) for m in request.messages):
+        return ["Summary: a warm trip."]
+    return [call("current_time", {"timezone": "Europe/Paris"}, id="call_sub_time")]
+
+
 def make_agent(sandbox: Path) -> Agent:
     tools = [*demo_tools(Sandbox(sandbox), step_seconds=0.3), long_task]
-    return Agent(ScriptedModel(script, split_text=True), tools, cancel_grace=2)
+    agent = Agent(ScriptedModel(script, split_text=True), tools, cancel_grace=2)
+    agent.toolbox.add(Tool.from_schema(SUMMARIZE))
+    summarizer = Agent(ScriptedModel(summarizer_script, split_text=True), [current_time])
+    agent.toolbox.add_delegate("summarizer", summarizer)
+    return agent
 
 
 def cli_agent() -> Agent:

@@ -200,6 +200,22 @@ def test_browser_tool_mixed_with_a_server_tool(page: Page) -> None:
     assert page.console_errors == []
 
 
+def test_a_sub_agent_works_inside_its_parent_call(page: Page) -> None:
+    send(page, "research my trip")
+    parent = card(page, "call_research")
+    expect(parent).to_have_attribute("data-state", "complete")
+    sub = parent.locator(".sub")
+    expect(sub.locator(".label").first).to_have_text("sub-agent summarizer")
+    inner = sub.locator('.card[data-tool-call-id="call_sub_time"]')
+    expect(inner.locator(".name")).to_have_text("current_time")
+    expect(inner.locator(".result pre")).to_contain_text("(Europe/Paris,")
+    expect(sub.locator(".msg.assistant")).to_have_text("Summary: a warm trip.")
+    expect(parent.locator(".result pre").last).to_have_text("Summary: a warm trip.")
+    expect(last_answer(page)).to_have_text("Done: summarize=Summary: a warm trip.")
+    ready(page)
+    assert page.console_errors == []
+
+
 def test_the_state_panel_follows_the_run_state(page: Page) -> None:
     send(page, "remember this")
     expect(page.locator("#state")).to_have_text('{\n  "answer": "42"\n}')

@@ -291,7 +291,9 @@ function handle(event, run) {
       const parent = cards.get(event.parentToolCallId);
       const box = el("div", "sub");
       box.append(el("div", "label", `sub-agent ${event.name}`));
-      append(box, parent ? parent.root : containerFor(event));
+      // inside the delegating call's card, above the result the sub-agent will produce
+      if (parent) parent.root.insertBefore(box, parent.result);
+      else append(box, containerFor(event));
       subRuns.set(event.subagentRunId, box);
       break;
     }
