@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+import httpx
 import pexpect
 import pytest
 
@@ -127,3 +130,33 @@ def test_tools_lists_an_agents_tools_with_their_schemas(sandbox: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "long_task" in done.stdout and "write_file" in done.stdout
     assert "needs approval" in done.stdout and '"content"' in done.stdout
+
+
+def test_serve_prints_the_playground_url_and_serves_the_page(sandbox: Path) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "callwright.cli", "serve", "--port", str(port), "--agent", AGENT],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env(sandbox),
+    )
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().startswith("callwright agent on scripted")
+        url = f"http://127.0.0.1:{port}/"
+        assert proc.stdout.readline().strip() == f"playground: open {url} in a browser"
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                page = httpx.get(url)
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline, "the server did not come up"
+                time.sleep(0.1)
+        assert page.status_code == 200 and "<title>callwright playground</title>" in page.text
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
