@@ -33,9 +33,9 @@ from .run import Agent, Run, json_depth
 from .store import (
     Answer,
     ApprovalSigner,
+    Journal,
     Recorder,
     Rejected,
-    SQLiteJournal,
     start_journaled,
 )
 from .toolbox import ToolConflict
@@ -128,7 +128,7 @@ def create_app(
     agent: Agent,
     *,
     ledger: ApprovalLedger | None = None,
-    journal: SQLiteJournal | None = None,
+    journal: Journal | None = None,
     signer: ApprovalSigner | None = None,
     limits: ServerLimits | None = None,
     allow_client_override: bool = False,
@@ -191,7 +191,7 @@ def create_app(
         )
         return run, None
 
-    def start_from_journal(store: SQLiteJournal, run_input: RunInput) -> tuple[Run, Recorder]:
+    def start_from_journal(store: Journal, run_input: RunInput) -> tuple[Run, Recorder]:
         thread_id = run_input.thread_id
         if not thread_id:
             raise WireError("a thread id is required (threadId / id)", "missing_thread_id")
@@ -356,7 +356,7 @@ def resolve_signed_claims(
 
 
 def journal_input(
-    store: SQLiteJournal, thread_id: str, run_input: RunInput
+    store: Journal, thread_id: str, run_input: RunInput
 ) -> tuple[list[Message], list[Answer]]:
     """What a request adds to a journaled thread: new user messages and answers.
 
@@ -406,7 +406,7 @@ def journal_input(
     return new, answers
 
 
-async def _replay(store: SQLiteJournal, segment: str, after: int) -> AsyncIterator[bytes]:
+async def _replay(store: Journal, segment: str, after: int) -> AsyncIterator[bytes]:
     """Stored frames after the first ``after`` (non-empty) ones; follows a live run."""
     last = 0
     sent = 0

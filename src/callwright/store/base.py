@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from ..events import Event
+from ..call import Decision
 from ..messages import Message
 
 PendingKind = Literal["approval", "client"]
@@ -83,8 +84,26 @@ class Segment:
     request_id: str
 
 
+@dataclass(slots=True)
+class Started:
+    """What ``Journal.begin`` hands the server: the segment, trusted history, decisions, state."""
+
+    segment: Segment
+    history: list[Message]
+    decisions: dict[str, Decision]
+    state: dict[str, Any] | None
+    resumed: bool
+    committed: list[Message] = field(default_factory=list)
+
+
+EditValidator = Callable[[dict[str, Any]], Any]
+
+
 class Journal(Protocol):
-    """What the server needs from durable storage."""
+    """What the server and the ``Recorder`` need from durable storage.
+
+    ``SQLiteJournal`` implements it; a durable-execution backend would too.
+    """
 
     def history(self, thread_id: str) -> list[Message]:
         """The conversation as the server produced it (trusted over the client's copy)."""
@@ -100,8 +119,9 @@ class Journal(Protocol):
         request_id: str,
         new_messages: list[Message],
         answers: list[Answer],
-        edits_allowed: dict[str, bool],
-    ) -> Segment:
+        edits: dict[str, EditValidator | None],
+        state: dict[str, Any] | None = None,
+    ) -> Started:
         """Check the answers against the pending calls and start a segment, atomically.
 
         Raises ``Rejected`` (and writes nothing) for a forged, replayed,
@@ -109,11 +129,42 @@ class Journal(Protocol):
         """
         ...
 
-    def record(self, segment: Segment, event: Event, frame: bytes | None = None) -> int:
-        """Journal one event of the segment; returns its offset in the run's event log."""
+    def next_operation(self, run_id: str) -> int: ...
+
+    def plan_operations(self, segment: Segment, rows: list[dict[str, Any]]) -> None:
+        """Write a step's operations in the model's order before any of them starts."""
         ...
 
-    def events_after(self, run_id: str, offset: int) -> list[tuple[int, bytes]]: ...
+    def mark_operation(
+        self,
+        segment: Segment,
+        call_id: str,
+        status: str,
+        output: Any = None,
+        events: Any = (),
+    ) -> None:
+        """A tool's ``started`` / ``completed`` row, committed at once (with pending events)."""
+        ...
+
+    def commit(
+        self,
+        segment: Segment,
+        committed: list[Message],
+        messages: list[Message],
+        state: dict[str, Any] | None,
+        pending: list[PendingRecord],
+        events: list[tuple[int, str, bytes]],
+        status: str | None = None,
+        reason: str | None = None,
+    ) -> None:
+        """One step's writes in one transaction."""
+        ...
+
+    def events_after(self, request_id: str, offset: int) -> list[tuple[int, bytes]]: ...
+
+    def has_events(self, request_id: str) -> bool: ...
+
+    def segment_done(self, request_id: str) -> bool: ...
 
     def recover(self, idempotent: set[str]) -> list[str]:
         """After a crash: settle the runs that were running. Returns their ids."""

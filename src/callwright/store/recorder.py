@@ -21,12 +21,11 @@ from ..events import (
     ToolExecutionStart,
 )
 from ..messages import message_to_dict
-from .base import PendingRecord, digest
-from .sqlite import SQLiteJournal, Started
+from .base import Journal, PendingRecord, Started, digest
 
 
 class Recorder:
-    def __init__(self, journal: SQLiteJournal, started: Started, run: Any) -> None:
+    def __init__(self, journal: Journal, started: Started, run: Any) -> None:
         self.journal = journal
         self.started = started
         self.segment = started.segment

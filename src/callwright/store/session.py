@@ -8,9 +8,8 @@ from typing import Any
 from ..messages import Message
 from ..run import Agent, Run
 from ..tool import Tool
-from .base import Answer
+from .base import Answer, EditValidator, Journal
 from .recorder import Recorder
-from .sqlite import EditValidator, SQLiteJournal
 
 
 def edit_validators(agent: Agent) -> dict[str, EditValidator | None]:
@@ -19,7 +18,7 @@ def edit_validators(agent: Agent) -> dict[str, EditValidator | None]:
 
 
 def start_journaled(
-    journal: SQLiteJournal,
+    journal: Journal,
     agent: Agent,
     thread_id: str,
     request_id: str,

@@ -14,8 +14,7 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from typing import Any
 
 from ..call import Decision
@@ -26,7 +25,16 @@ from ..messages import (
     message_from_dict,
     message_to_dict,
 )
-from .base import Answer, PendingRecord, Rejected, Segment, canonical_json, digest
+from .base import (
+    Answer,
+    EditValidator,
+    PendingRecord,
+    Rejected,
+    Segment,
+    Started,
+    canonical_json,
+    digest,
+)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS threads (
@@ -56,22 +64,10 @@ CREATE TABLE IF NOT EXISTS events (
     run_id TEXT, "offset" INTEGER, type TEXT, frame BLOB, PRIMARY KEY (run_id, "offset"));
 """
 
-EditValidator = Callable[[dict[str, Any]], Any]
-
-
-@dataclass(slots=True)
-class Started:
-    """What ``begin`` hands the server: the segment, trusted history, decisions, state."""
-
-    segment: Segment
-    history: list[Message]
-    decisions: dict[str, Decision]
-    state: dict[str, Any] | None
-    resumed: bool
-    committed: list[Message] = field(default_factory=list)
-
 
 class SQLiteJournal:
+    """The default ``Journal``."""
+
     def __init__(self, path: str = "callwright.db") -> None:
         self.path = path
         self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
