@@ -22,6 +22,7 @@ import pytest
 import uvicorn
 
 from callwright.server import create_app
+from callwright.store import SQLiteJournal
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -62,6 +63,7 @@ class Server:
         config = uvicorn.Config(app, log_level="warning", lifespan="off")
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]})
+        self.sandbox = Path()
 
     def __enter__(self) -> Server:
         self.thread.start()
@@ -78,15 +80,25 @@ class Server:
         self.sock.close()
 
 
-@pytest.fixture(scope="session")
-def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("sandbox")
-
-
-@pytest.fixture(scope="session")
-def server(sandbox: Path) -> Iterator[Server]:
-    with Server(create_app(scripted.make_agent(sandbox))) as running:
+@pytest.fixture(scope="session", params=["memory", "journal"])
+def server(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Server]:
+    """The server as ``create_app`` makes it, and with a run journal (``serve --db``): the
+    page must not be able to tell them apart."""
+    folder = tmp_path_factory.mktemp(request.param)
+    sandbox = folder / "sandbox"
+    sandbox.mkdir()
+    journal = SQLiteJournal(str(folder / "runs.db")) if request.param == "journal" else None
+    with Server(create_app(scripted.make_agent(sandbox), journal=journal)) as running:
+        running.sandbox = sandbox
         yield running
+
+
+@pytest.fixture
+def sandbox(server: Server) -> Path:
+    """The folder the server's file tools work in."""
+    return server.sandbox
 
 
 # Module scope, not session: sync Playwright runs an event loop in this thread while it is

@@ -106,6 +106,7 @@ def test_server_tool_card_shows_arguments_progress_and_result(page: Page) -> Non
 def test_progress_text_without_a_fraction_and_the_stop_button(
     page: Page, cancelled: list[str]
 ) -> None:
+    cancelled.clear()
     send(page, "a long task")
     task = card(page, "call_long")
     expect(task.locator(".progress-text")).to_contain_text("working, step")
