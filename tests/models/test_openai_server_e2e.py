@@ -22,22 +22,13 @@ from callwright.events import (
     ToolCallResult,
     ToolCallStart,
 )
-from callwright.models.local import default_model_path
+from callwright.models.local import default_model_path, start_llama_server
 from callwright.models.openai import OpenAIModel
 
 
 @pytest.fixture(scope="module")
 def llama_server() -> Iterator[str]:
-    import xllamacpp
-
-    params = xllamacpp.CommonParams()
-    params.model.path = str(default_model_path())
-    params.n_ctx = 4096
-    params.n_parallel = 1
-    params.hostnames = ["127.0.0.1"]
-    params.port = 0
-    params.verbosity = 0
-    server = xllamacpp.Server(params)
+    server = start_llama_server(str(default_model_path()), n_ctx=4096)
     url: str = server.listening_address
     assert url.startswith("http://127.0.0.1:")
     yield url

@@ -82,36 +82,46 @@ _workers: set[asyncio.Future[None]] = set()  # generations still finishing after
 _servers_lock = threading.Lock()
 
 
-def llama_server(path: str, n_ctx: int = 8192, threads: int | None = None) -> Any:
-    """Start (once per file and context size) llama.cpp's server in this process.
+def start_llama_server(
+    path: str, n_ctx: int = 8192, threads: int | None = None, batch_threads: int | None = None
+) -> Any:
+    """Start llama.cpp's server in this process, listening on 127.0.0.1 on a free port.
 
-    It listens on 127.0.0.1 on a free port as well (``server.listening_address``).
+    Threads, measured on 2 cores (BENCHMARKS.md): token generation for a 135M
+    model is as fast on 1 thread as on 2, and OpenMP's busy-waiting threads make
+    two llama.cpp processes on 2 cores collapse (108 -> 18 tokens/s each). So
+    one thread generates, all cores process prompts, and idle OpenMP threads
+    sleep (``OMP_WAIT_POLICY=PASSIVE``, unless set already; it must be set
+    before xllamacpp loads OpenMP).
     """
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    try:
+        import xllamacpp
+    except ImportError as exc:
+        raise LocalModelUnavailable(
+            "the embedded model needs xllamacpp: pip install 'callwright[local]'"
+        ) from exc
+    if not os.path.exists(path):
+        raise LocalModelUnavailable(f"no model file at {path}")
+    params = xllamacpp.CommonParams()
+    params.model.path = path
+    params.n_ctx = n_ctx
+    params.n_parallel = 1
+    params.hostnames = ["127.0.0.1"]
+    params.port = 0  # a free port: several models and servers can coexist
+    params.verbosity = 0 if os.environ.get("CALLWRIGHT_LLAMA_LOG") is None else 3
+    params.cpuparams.n_threads = threads or 1
+    params.cpuparams_batch.n_threads = batch_threads or max(1, os.cpu_count() or 1)
+    return xllamacpp.Server(params)
+
+
+def llama_server(path: str, n_ctx: int = 8192, threads: int | None = None) -> Any:
+    """The process's server for this file and context size, started on first use."""
     key = (path, n_ctx)
     with _servers_lock:
         server = _servers.get(key)
-        if server is not None:
-            return server
-        try:
-            import xllamacpp
-        except ImportError as exc:
-            raise LocalModelUnavailable(
-                "the embedded model needs xllamacpp: pip install 'callwright[local]'"
-            ) from exc
-        if not os.path.exists(path):
-            raise LocalModelUnavailable(f"no model file at {path}")
-        params = xllamacpp.CommonParams()
-        params.model.path = path
-        params.n_ctx = n_ctx
-        params.n_parallel = 1
-        params.hostnames = ["127.0.0.1"]
-        params.port = 0  # a free port: several models and servers can coexist
-        params.verbosity = 0 if os.environ.get("CALLWRIGHT_LLAMA_LOG") is None else 3
-        cores = threads or max(1, os.cpu_count() or 1)
-        params.cpuparams.n_threads = cores
-        params.cpuparams_batch.n_threads = cores
-        server = xllamacpp.Server(params)
-        _servers[key] = server
+        if server is None:
+            server = _servers[key] = start_llama_server(path, n_ctx, threads)
         return server
 
 
