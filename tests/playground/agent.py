@@ -35,6 +35,16 @@ async def long_task(ctx: ToolContext) -> str:
     return "finished"
 
 
+@tool
+async def deploy(env: str, ctx: ToolContext) -> dict[str, Any]:
+    """Deploys in three stages, with progress and a partial output per stage."""
+    for stage in range(1, 4):
+        ctx.progress(f"stage {stage} of 3", stage / 3)
+        ctx.update({"env": env, "stage": stage})
+        await asyncio.sleep(0.05)
+    return {"env": env, "status": "deployed"}
+
+
 TURNS: dict[str, list[Any]] = {
     "hello": ["Hello! I am a scripted model and I stream my answer word by word."],
     "count": [
@@ -56,6 +66,8 @@ TURNS: dict[str, list[Any]] = {
         call("calculate", {"expression": "6 * 7", "_outputPath": "answer"}, id="call_calc")
     ],
     "long": [call("long_task", {}, id="call_long")],
+    "deploy": [call("deploy", {"env": "staging"}, id="call_deploy")],
+    "divide": [call("calculate", {"expression": "1 / 0"}, id="call_divide")],
     "research": [call("summarize", {"doc": "Paris trip"}, id="call_research")],
     "crash": [ErrorPart("the model provider failed", "model_error")],
 }
@@ -111,7 +123,7 @@ def summarizer_script(request: ModelRequest) -> list[Any]:
 
 
 def make_agent(sandbox: Path) -> Agent:
-    tools = [*demo_tools(Sandbox(sandbox), step_seconds=0.3), long_task]
+    tools = [*demo_tools(Sandbox(sandbox), step_seconds=0.3), long_task, deploy]
     agent = Agent(ScriptedModel(script, split_text=True), tools, cancel_grace=2)
     agent.toolbox.add(Tool.from_schema(SUMMARIZE))
     summarizer = Agent(ScriptedModel(summarizer_script, split_text=True), [current_time])

@@ -103,6 +103,35 @@ def test_server_tool_card_shows_arguments_progress_and_result(page: Page) -> Non
     assert page.console_errors == []
 
 
+def test_partial_outputs_are_shown_as_they_come(page: Page) -> None:
+    send(page, "deploy please")
+    deploy = card(page, "call_deploy")
+    expect(deploy).to_have_attribute("data-state", "complete")
+    expect(deploy.locator(".progress-text")).to_have_text("stage 3 of 3 · 100%")
+    result = json.loads(deploy.locator(".result pre").inner_text())
+    assert result == {"env": "staging", "status": "deployed"}
+    partials = [json.loads(text) for text in history(page, "partial-output", "call_deploy")]
+    assert partials == [{"env": "staging", "stage": stage} for stage in (1, 2, 3)]
+    expect(deploy.locator(".partial pre")).to_have_text(pretty({"env": "staging", "stage": 3}))
+    ready(page)
+    assert page.console_errors == []
+
+
+def test_a_failing_call_shows_its_error(page: Page) -> None:
+    send(page, "divide by zero")
+    divide = card(page, "call_divide")
+    expect(divide).to_have_attribute("data-state", "error")
+    expect(divide.locator(".result .label")).to_have_text("Error")
+    expect(divide.locator(".result pre")).to_have_text("division by zero")
+    expect(last_answer(page)).to_have_text("Done: calculate=division by zero (error)")
+    ready(page)
+    assert page.console_errors == []
+
+
+def pretty(value: Any) -> str:
+    return json.dumps(value, indent=2)
+
+
 def test_progress_text_without_a_fraction_and_the_stop_button(
     page: Page, cancelled: list[str]
 ) -> None:

@@ -183,7 +183,7 @@ function card(id, name, event) {
   progress.append(bar, progressText);
   const partial = el("div", "partial");
   partial.hidden = true;
-  const partialPre = el("pre");
+  const partialPre = el("pre", "partial-output");
   partial.append(el("div", "label", "Partial output"), partialPre);
   const result = el("div", "result");
   result.hidden = true;
@@ -330,7 +330,7 @@ function activity(content, event) {
   }
   if (content.output !== undefined) {
     c.partial.hidden = false;
-    c.partialPre.textContent = pretty(content.output);
+    setText(c.partialPre, pretty(content.output));
   }
 }
 
