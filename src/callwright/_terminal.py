@@ -26,6 +26,7 @@ from .call import Decision
 from .events import (
     ApprovalRequested,
     ReasoningDelta,
+    ReasoningEnd,
     RunError,
     RunFinished,
     TextDelta,
@@ -135,6 +136,11 @@ class TerminalRun:
                 in_text = False
             elif isinstance(event, ReasoningDelta):
                 console.print(event.delta, end="", style="dim", markup=False)
+                in_text = True
+            elif isinstance(event, ReasoningEnd):
+                if in_text:
+                    console.print()
+                in_text = False
             elif isinstance(event, ToolCallEnd):
                 console.print(f"[cyan]→ {event.tool_name}[/cyan] {escape(short(event.arguments))}")
             elif isinstance(event, ToolInputError):

@@ -15,7 +15,7 @@ from typing import Any
 from callwright import Agent, Tool, ToolContext, tool
 from callwright.demo import Sandbox, current_time, default_sandbox, demo_tools
 from callwright.messages import ToolResultMessage, UserMessage
-from callwright.models import ErrorPart, ModelRequest, ScriptedModel, call
+from callwright.models import ErrorPart, ModelRequest, ScriptedModel, call, think
 
 # call ids of long_task calls whose cancel token fired (server side)
 CANCELLED: list[str] = []
@@ -46,6 +46,7 @@ async def deploy(env: str, ctx: ToolContext) -> dict[str, Any]:
 
 
 TURNS: dict[str, list[Any]] = {
+    "ponder": [think("The user wants me to think first."), "I thought about it."],
     "hello": ["Hello! I am a scripted model and I stream my answer word by word."],
     "count": [
         "Counting now.",

@@ -81,6 +81,13 @@ def test_a_message_gets_a_streamed_answer(page: Page) -> None:
     assert page.console_errors == []
 
 
+def test_reasoning_is_shown_apart_from_the_answer(page: Page) -> None:
+    send(page, "ponder this")
+    expect(page.locator(".msg.reasoning")).to_have_text("The user wants me to think first.")
+    expect(last_answer(page)).to_have_text("I thought about it.")
+    ready(page)
+
+
 def test_server_tool_card_shows_arguments_progress_and_result(page: Page) -> None:
     send(page, "count to 3")
     count = card(page, "call_count")

@@ -119,6 +119,11 @@ def test_without_a_terminal_the_call_is_denied_and_the_model_is_told_why(
     assert not (sandbox / "groceries.txt").exists()
 
 
+def test_reasoning_is_shown_before_the_answer_on_its_own_line(sandbox: Path) -> None:
+    out = run_without_terminal("ponder this", sandbox)
+    assert out.splitlines() == ["The user wants me to think first.", "I thought about it."]
+
+
 def test_tools_lists_an_agents_tools_with_their_schemas(sandbox: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "callwright.cli", "tools", "--agent", AGENT],
