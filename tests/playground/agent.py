@@ -86,6 +86,11 @@ def script(request: ModelRequest) -> list[Any]:
         )
         return [f"Done: {seen}"]
     words = user.content.lower().split()
+    if words[:2] == ["save", "both"]:  # two approvals in one step
+        return [
+            call("write_file", {"path": "a.txt", "content": "A"}, id="call_save_a"),
+            call("write_file", {"path": "b.txt", "content": "B"}, id="call_save_b"),
+        ]
     if words[:1] == ["save"] and len(words) > 1:  # "save groceries": approval-gated
         return [
             call(

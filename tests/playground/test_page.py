@@ -204,6 +204,38 @@ def test_deny_a_call_with_a_reason(page: Page, sandbox: Path) -> None:
     assert page.console_errors == []
 
 
+def test_two_approvals_are_asked_one_after_the_other(page: Page, sandbox: Path) -> None:
+    send(page, "save both")
+    dialog = page.locator("#approval")
+    expect(dialog.locator(".args")).to_contain_text('"path": "a.txt"')
+    dialog.locator(".approve").click()
+    expect(dialog.locator(".args")).to_contain_text('"path": "b.txt"')
+    expect(card(page, "call_save_b")).to_have_attribute("data-state", "awaiting-approval")
+    dialog.locator(".deny").click()
+    expect(card(page, "call_save_a")).to_have_attribute("data-state", "complete")
+    expect(card(page, "call_save_b")).to_have_attribute("data-state", "denied")
+    expect(last_answer(page)).to_have_text(
+        "Done: write_file=wrote 1 characters to a.txt; "
+        "write_file=Tool call denied. (error)"
+    )
+    ready(page)
+    assert (sandbox / "a.txt").read_text() == "A" and not (sandbox / "b.txt").exists()
+    assert page.console_errors == []
+
+
+def test_new_chat_starts_over(page: Page) -> None:
+    send(page, "remember this")
+    expect(last_answer(page)).to_have_text("Done: calculate=42")
+    page.click("#new-chat")
+    expect(page.locator(".card")).to_have_count(0)
+    expect(page.locator(".msg")).to_have_count(0)
+    expect(page.locator("#state")).to_have_text("{}")
+    send(page, "hello")
+    expect(last_answer(page)).to_contain_text("Hello!")
+    expect(page.locator(".msg")).to_have_count(2)
+    ready(page)
+
+
 def test_front_end_tool_confirm_action_is_answered_in_the_page(page: Page) -> None:
     send(page, "please confirm")
     dialog = page.locator("#confirm")

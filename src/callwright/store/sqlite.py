@@ -175,7 +175,9 @@ class SQLiteJournal:
         with self._tx() as db:
             history = self.history(thread_id)
             open_rows = {p.call_id: p for p in self.pending(thread_id)}
-            decisions, results = self._verify(db, thread_id, history, open_rows, answers, edits)
+            decisions, results, call_ids = self._verify(
+                db, thread_id, history, open_rows, answers, edits
+            )
             resumed_run = next((p.run_id for p in open_rows.values()), None)
             if resumed_run is None:
                 resumed_run = self._interrupted_run(db, thread_id)
@@ -205,17 +207,17 @@ class SQLiteJournal:
                     "WHERE thread_id = ? AND resolved_at IS NULL",
                     (now, thread_id),
                 )
-            for answer in answers:
+            for answer, call_id in zip(answers, call_ids, strict=True):
                 db.execute(
                     "INSERT INTO inbox (thread_id, run_id, call_id, kind, payload, dedup_key, "
                     "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
                     (
                         thread_id,
                         run_id,
-                        answer.call_id,
+                        call_id,
                         answer.kind,
                         canonical_json(_answer_payload(answer)),
-                        digest([run_id, seq, answer.kind, answer.call_id]),
+                        digest([run_id, seq, answer.kind, call_id]),
                         now,
                     ),
                 )
@@ -259,9 +261,12 @@ class SQLiteJournal:
         open_rows: dict[str, PendingRecord],
         answers: list[Answer],
         edits: dict[str, EditValidator | None],
-    ) -> tuple[dict[str, Decision], dict[str, ToolResultMessage]]:
+    ) -> tuple[dict[str, Decision], dict[str, ToolResultMessage], list[str]]:
+        """The answers as decisions and results, and the call each answer is for (an
+        AG-UI ``resume`` names only the approval, not the call)."""
         decisions: dict[str, Decision] = {}
         results: dict[str, ToolResultMessage] = {}
+        call_ids: list[str] = []
         issued_calls = {
             part.id for m in history if isinstance(m, AssistantMessage) for part in m.tool_calls
         }
@@ -281,6 +286,7 @@ class SQLiteJournal:
                 )
             if row.call_id in decisions or row.call_id in results:
                 raise Rejected(f"call {row.call_id!r} is answered twice", "duplicate_answer", 400)
+            call_ids.append(row.call_id)
             if answer.kind == "client":
                 results[row.call_id] = ToolResultMessage(
                     row.call_id, row.tool_name, answer.result or "", answer.is_error
@@ -306,7 +312,7 @@ class SQLiteJournal:
                     ) from None
                 arguments = params
             decisions[row.call_id] = Decision(bool(answer.approved), answer.reason, arguments)
-        return decisions, results
+        return decisions, results, call_ids
 
     def _find(
         self, db: sqlite3.Connection, thread_id: str, answer: Answer, issued: set[str]
