@@ -29,6 +29,7 @@ from .events import (
     ReasoningEnd,
     RunError,
     RunFinished,
+    Subagent,
     TextDelta,
     TextEnd,
     ToolCallEnd,
@@ -161,6 +162,8 @@ class TerminalRun:
                     console.print(
                         f"[red]← {event.tool_name} {state}:[/red] {escape(event.error or '')}"
                     )
+            elif isinstance(event, Subagent):
+                self._sub_agent(event)
             elif isinstance(event, ApprovalRequested):
                 approvals.append(event)
             elif isinstance(event, RunError):
@@ -170,6 +173,22 @@ class TerminalRun:
             elif isinstance(event, RunFinished) and event.status not in ("completed", "paused"):
                 console.print(f"[yellow]run {event.status}: {escape(event.reason or '')}[/yellow]")
         return approvals, False
+
+    def _sub_agent(self, event: Subagent, depth: int = 1) -> None:
+        """A delegate's calls and results, indented under the call that delegated."""
+        inner = event.event
+        if isinstance(inner, Subagent):
+            self._sub_agent(inner, depth + 1)
+            return
+        pad = "  " * depth + f"[dim]{escape(event.name)} ↳[/dim] "
+        if isinstance(inner, ToolCallEnd):
+            shown = escape(short(inner.arguments))
+            self.console.print(f"{pad}[cyan]→ {inner.tool_name}[/cyan] {shown}")
+        elif isinstance(inner, ToolCallResult):
+            ok = inner.state == "output-available"
+            shown = escape(short(inner.content) if ok else inner.error or "")
+            color = "green" if ok else "red"
+            self.console.print(f"{pad}[{color}]← {inner.tool_name}[/{color}] {shown}")
 
     def _decide(self, request: ApprovalRequested) -> Decision:
         label = escape(f"{request.tool_name} {short(request.arguments)}")

@@ -124,6 +124,18 @@ def test_reasoning_is_shown_before_the_answer_on_its_own_line(sandbox: Path) -> 
     assert out.splitlines() == ["The user wants me to think first.", "I thought about it."]
 
 
+def test_a_sub_agents_calls_are_shown_under_the_delegating_call(sandbox: Path) -> None:
+    out = run_without_terminal("research my trip", sandbox)
+    lines = out.splitlines()
+    assert lines[0] == '→ summarize {"_delegate": "summarizer", "doc": "Paris trip"}'
+    assert lines[1] == '  summarizer ↳ → current_time {"timezone": "Europe/Paris"}'
+    assert lines[2].startswith("  summarizer ↳ ← current_time ") and "(Europe/Paris," in lines[2]
+    assert lines[3:] == [
+        "← summarize Summary: a warm trip.",
+        "Done: summarize=Summary: a warm trip.",
+    ]
+
+
 def test_tools_lists_an_agents_tools_with_their_schemas(sandbox: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "callwright.cli", "tools", "--agent", AGENT],
