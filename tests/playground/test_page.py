@@ -215,8 +215,7 @@ def test_two_approvals_are_asked_one_after_the_other(page: Page, sandbox: Path) 
     expect(card(page, "call_save_a")).to_have_attribute("data-state", "complete")
     expect(card(page, "call_save_b")).to_have_attribute("data-state", "denied")
     expect(last_answer(page)).to_have_text(
-        "Done: write_file=wrote 1 characters to a.txt; "
-        "write_file=Tool call denied. (error)"
+        "Done: write_file=wrote 1 characters to a.txt; write_file=Tool call denied. (error)"
     )
     ready(page)
     assert (sandbox / "a.txt").read_text() == "A" and not (sandbox / "b.txt").exists()
