@@ -25,7 +25,7 @@ from callwright.models import ScriptedModel, call
 
 KS = (25, 100, 200, 400)
 WIDE = 50
-REPEATS = 5
+REPEATS = 9
 
 
 # --- callwright -------------------------------------------------------------------
@@ -109,28 +109,30 @@ def pai_wide(n: int) -> Callable[[], Awaitable[Any]]:
 # --- measuring --------------------------------------------------------------------------
 
 
-async def best_of(make: Callable[[], Awaitable[Any]], repeats: int) -> float:
-    """Median wall time of ``repeats`` runs after one warm-up."""
-    await make()
-    times = []
+async def side_by_side(
+    a: Callable[[], Awaitable[Any]], b: Callable[[], Awaitable[Any]], repeats: int
+) -> tuple[float, float]:
+    """Median wall times of ``a`` and ``b``, alternating runs so both see the same machine."""
+    await a()
+    await b()
+    times: tuple[list[float], list[float]] = ([], [])
     for _ in range(repeats):
-        start = time.perf_counter()
-        await make()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        for make, out in ((a, times[0]), (b, times[1])):
+            start = time.perf_counter()
+            await make()
+            out.append(time.perf_counter() - start)
+    return statistics.median(times[0]), statistics.median(times[1])
 
 
 async def main() -> None:
     rows = []
     for k in KS:
-        cw = await best_of(cw_sequential(k), REPEATS) / k * 1e6
-        pai = await best_of(pai_sequential(k), REPEATS) / k * 1e6
-        rows.append((f"sequential K={k}", "per round trip", cw, pai))
-    cw = await best_of(cw_wide(WIDE), REPEATS * 4) / WIDE * 1e6
-    pai = await best_of(pai_wide(WIDE), REPEATS * 4) / WIDE * 1e6
-    rows.append((f"{WIDE} calls in one response", "per call", cw, pai))
+        cw, pai = await side_by_side(cw_sequential(k), pai_sequential(k), REPEATS)
+        rows.append((f"sequential K={k}", "per round trip", cw / k * 1e6, pai / k * 1e6))
+    cw, pai = await side_by_side(cw_wide(WIDE), pai_wide(WIDE), REPEATS * 4)
+    rows.append((f"{WIDE} calls in one response", "per call", cw / WIDE * 1e6, pai / WIDE * 1e6))
 
-    print(f"python {sys.version.split()[0]}, median of {REPEATS} runs after a warm-up")
+    print(f"python {sys.version.split()[0]}, median of {REPEATS} alternating runs after a warm-up")
     print("| case | unit | callwright µs | pydantic-ai µs | ratio (cw / pai) |")
     print("|---|---|---:|---:|---:|")
     for name, unit, a, b in rows:

@@ -32,7 +32,8 @@ def render_input(arguments: dict[str, Any], scope: dict[str, Any]) -> str:
     return text
 
 
-async def run_delegate(arguments: dict[str, Any], ctx: ToolContext) -> Any:
+async def run_delegate(arguments: dict[str, Any], ctx: ToolContext | None) -> Any:
+    assert ctx is not None  # a delegate's tool uses its context (uses_context is True)
     parent = ctx.run
     if parent is None:
         raise ToolError("a delegated call needs a parent run")

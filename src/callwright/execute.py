@@ -173,8 +173,21 @@ class StepExecutor:
                     for event in self._finished(call):
                         yield event
                 continue
-            async for event in self._run_group(group):
-                yield event
+            for call, _ in group:
+                yield ToolExecutionStart(call.id, call.tool_name)
+            running = self._start(group)
+            try:
+                remaining = len(group)
+                while remaining:
+                    item = await running.queue.get()
+                    if isinstance(item, _Finished):
+                        remaining -= 1
+                        for event in self._finished(item.call):
+                            yield event
+                    else:
+                        yield item
+            finally:
+                running.close()
             # The run loop polls steering after every step; here it only decides skipping.
             if self.strategy.kind != "parallel" and i < len(groups) - 1 and self.steering():
                 self.steered = True
@@ -189,7 +202,8 @@ class StepExecutor:
         if tool is None:
             call.fail(ToolNotFound(call.tool_name, self.toolbox.names))
             return self._finished(call)
-        kind = self.toolbox.kind(tool)
+        executor = self.toolbox.executor_for(tool)
+        kind = self.toolbox.kind(tool, executor)
         if kind == "client":
             self.pending.append(PendingCall(call.id, call.tool_name, call.raw_arguments, "client"))
             return []
@@ -239,7 +253,6 @@ class StepExecutor:
             else:
                 call.succeed(ToolResult(call.meta["_output"]))
             return events + self._finished(call)
-        executor = self.toolbox.executor_for(tool)
         assert executor is not None
         runnable.append((call, executor))
         return events
@@ -259,10 +272,10 @@ class StepExecutor:
         return None
 
     def _finished(self, call: Call) -> list[Event]:
-        events: list[Event] = [result_event(call)]
-        if self.on_result is not None:
-            events += self.on_result(call)
-        return events
+        event = result_event(call)
+        if self.on_result is None:
+            return [event]
+        return [event, *self.on_result(call)]
 
     # --- running ----------------------------------------------------------------
 
@@ -300,7 +313,8 @@ class StepExecutor:
             groups.append(current)
         return groups
 
-    async def _run_group(self, group: list[tuple[Call, Executor]]) -> AsyncIterator[Event]:
+    def _start(self, group: list[tuple[Call, Executor]]) -> _Running:
+        """Start a group's calls as tasks; their events arrive on the returned queue."""
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[Event | _Finished] = asyncio.Queue()
         loop_thread = threading.get_ident()
@@ -311,44 +325,48 @@ class StepExecutor:
             else:  # a sync tool reporting progress from its worker thread
                 loop.call_soon_threadsafe(queue.put_nowait, item)
 
-        for call, _ in group:
-            yield ToolExecutionStart(call.id, call.tool_name)
+        timed_out: set[str] = set()
         tasks = [
-            asyncio.create_task(self._run_one(call, executor, put)) for call, executor in group
+            asyncio.create_task(self._run_one(call, executor, put, timed_out))
+            for call, executor in group
         ]
 
         def hard_cancel() -> None:
             for task in tasks:
                 task.cancel()
 
+        def expire() -> None:
+            """The default time per tool is up: stop the calls whose tool sets none."""
+            for (call, _), task in zip(group, tasks, strict=True):
+                if not task.done() and call.tool is not None and call.tool.timeout is None:
+                    timed_out.add(call.id)
+                    task.cancel()
+
+        # one timer for the group instead of one per call: they all started now
+        timer = None
+        if self.default_timeout is not None:
+            timer = loop.call_later(self.default_timeout, expire)
+
         def on_cancel() -> None:
             loop.call_later(self.cancel_grace, hard_cancel)
 
         self.cancel.add_callback(on_cancel)
-        remaining = len(tasks)
-        try:
-            while remaining:
-                item = await queue.get()
-                if isinstance(item, _Finished):
-                    remaining -= 1
-                    for event in self._finished(item.call):
-                        yield event
-                else:
-                    yield item
-        finally:
+
+        def close() -> None:
+            if timer is not None:
+                timer.cancel()
             self.cancel.remove_callback(on_cancel)
             for task in tasks:
                 if not task.done():
                     task.cancel()
 
-    async def _run_one(
-        self, call: Call, executor: Executor, put: Callable[[Event | _Finished], None]
-    ) -> None:
-        tool = call.tool
-        assert tool is not None
-        token = self.cancel.child()
+        return _Running(queue, close)
+
+    def _context(
+        self, call: Call, token: CancelToken, put: Callable[[Event | _Finished], None]
+    ) -> ToolContext:
         name = call.tool_name
-        ctx = ToolContext(
+        return ToolContext(
             call.id,
             name,
             token,
@@ -361,30 +379,57 @@ class StepExecutor:
             scope_for(call, self.state, self.run_ref),
             self.run_ref,
         )
+
+    async def _run_one(
+        self,
+        call: Call,
+        executor: Executor,
+        put: Callable[[Event | _Finished], None],
+        timed_out: set[str],
+    ) -> None:
+        tool = call.tool
+        assert tool is not None
+        # a plain function without a ToolContext parameter never sees one: skip making it
+        token = self.cancel.child() if tool.uses_context else None
+        ctx = self._context(call, token, put) if token is not None else None
         try:
             if call.deferred:
                 call.arguments = resolve(call.arguments, self.state, call.meta.get("_instance"))
                 call.validated = tool.validate(call.arguments)
-            timeout = tool.timeout if tool.timeout is not None else self.default_timeout
-            if timeout is None:
+            if tool.timeout is None:  # the group's timer enforces the default
                 value = await executor(call.validated, ctx)
             else:
                 try:
-                    async with asyncio.timeout(timeout):
+                    async with asyncio.timeout(tool.timeout):
                         value = await executor(call.validated, ctx)
                 except TimeoutError:
-                    token.cancel("timed out")
-                    raise TimedOut(timeout) from None
+                    if token is not None:
+                        token.cancel("timed out")
+                    raise TimedOut(tool.timeout) from None
             call.succeed(as_result(value))
         except ToolError as exc:
             call.fail(exc)
         except asyncio.CancelledError:
-            call.fail(Cancelled(self.cancel.reason))
+            if call.id in timed_out and self.default_timeout is not None:
+                if token is not None:
+                    token.cancel("timed out")
+                call.fail(TimedOut(self.default_timeout))
+            else:
+                call.fail(Cancelled(self.cancel.reason))
         except Exception as exc:  # a raising tool is a result the model sees, never a crash
             call.fail(ToolError(str(exc) or type(exc).__name__))
         finally:
-            self.cancel.release(token)
+            if token is not None:
+                self.cancel.release(token)
         put(_Finished(call))
+
+
+@dataclass(slots=True)
+class _Running:
+    """A started group: where its events arrive, and how to stop what is left of it."""
+
+    queue: asyncio.Queue[Event | _Finished]
+    close: Callable[[], None]
 
 
 @dataclass(slots=True)

@@ -84,7 +84,7 @@ from .models.base import (
     ToolChoice,
     Usage,
 )
-from .state import OUTPUT_METHODS, RunState, parse_ref, split_alternatives, split_fanout
+from .state import OUTPUT_METHODS, REF_MARK, RunState, parse_ref, split_alternatives, split_fanout
 from .tool import Tool
 from .toolbox import Toolbox
 
@@ -131,6 +131,15 @@ class Limits:
     tool_timeout: float | None = 300.0  # for tools that set no timeout of their own
     max_argument_bytes: int = 1_000_000  # one call's argument JSON
     max_json_depth: int = 32  # nesting of one call's arguments
+
+
+@dataclass(slots=True)
+class _StepOutcome:
+    """What a model call ended with, besides its events."""
+
+    usage: Usage = field(default_factory=Usage)
+    finish: str = "stop"
+    error: RunError | None = None
 
 
 @dataclass(slots=True)
@@ -337,6 +346,8 @@ class Run:
         self._streak = 0
         self._nudged: set[str] = set()
         self._nudges: list[Message] = []
+        self._instances: list[str] = []  # the state's instances, as of this step's request
+        self._composed: tuple[Any, list[dict[str, Any]] | dict[str, Any]] | None = None
         self._output: Any = None
         self._has_output = False
         self._started = time.monotonic()
@@ -387,17 +398,10 @@ class Run:
                 calls: list[Call] = []
                 message_id = _new_id("msg")
                 yield StepStarted(step, message_id)
-                step_usage = Usage()
-                finish = "stop"
-                async for event in self._model_step(step, message_id, last_step, calls):
-                    if isinstance(event, Usage):
-                        step_usage = event
-                    elif isinstance(event, str):
-                        finish = event
-                    elif isinstance(event, RunError):
-                        error = event
-                    else:
-                        yield event
+                outcome = _StepOutcome()
+                async for event in self._model_step(step, message_id, last_step, calls, outcome):
+                    yield event
+                step_usage, finish, error = outcome.usage, outcome.finish, outcome.error
                 if error is not None:
                     status = "error"
                     self._cancel_unfinished(calls, "the model call failed")
@@ -493,24 +497,38 @@ class Run:
             cancel=self.cancel_token,
             step=step,
         )
-        instances = self.state.instance_ids()
-        if agent.mode == "native":
-            request.tools = native_tools(active, self.toolbox, instances)
-            if agent.output_schema is not None:
-                request.tools.append(output_tool(agent.output_schema))
+        instances = self._instances = self.state.instance_ids()
+        key = (self.toolbox.version, tuple(t.name for t in active), tuple(instances))
+        if self._composed is None or self._composed[0] != key:
+            self._composed = (key, self._compose(active, instances))
+        composed = self._composed[1]
+        if isinstance(composed, list):
+            request.tools = list(composed)
         else:
-            request.solution_schema = solution_schema(
-                active, self.toolbox, agent.output_schema, instances=instances
-            )
+            request.solution_schema = composed
         return request
 
-    async def _model_step(
-        self, step: int, message_id: str, last_step: bool, calls: list[Call]
-    ) -> AsyncIterator[Any]:
-        """Stream one model response as canonical events; fills ``calls``.
+    def _compose(
+        self, active: list[Tool], instances: list[str]
+    ) -> list[dict[str, Any]] | dict[str, Any]:
+        """What the model is shown; cached between steps while tools and instances stay."""
+        agent = self.agent
+        if agent.mode == "native":
+            tools = native_tools(active, self.toolbox, instances)
+            if agent.output_schema is not None:
+                tools.append(output_tool(agent.output_schema))
+            return tools
+        return solution_schema(active, self.toolbox, agent.output_schema, instances=instances)
 
-        Also yields the step's Usage and finish reason (as a plain str) for the loop.
-        """
+    async def _model_step(
+        self,
+        step: int,
+        message_id: str,
+        last_step: bool,
+        calls: list[Call],
+        outcome: _StepOutcome,
+    ) -> AsyncIterator[Event]:
+        """Stream one model response as canonical events; fills ``calls`` and ``outcome``."""
         request = self._request(step, last_step)
         text_parts: list[str] = []
         reasoning_parts: list[str] = []
@@ -568,10 +586,9 @@ class Run:
                     yield self._complete_input(by_id[part.call_id])
                 elif isinstance(part, FinishPart):
                     self.usage.add(part.usage)
-                    yield part.usage
-                    yield part.reason
+                    outcome.usage, outcome.finish = part.usage, part.reason
                 elif isinstance(part, ErrorPart):
-                    yield RunError(part.message, part.code)
+                    outcome.error = RunError(part.message, part.code)
                 if cancel.is_cancelled():
                     break
         finally:
@@ -596,26 +613,33 @@ class Run:
         """Parse and validate the finished arguments: input-available, or an input error."""
         try:
             limits = self.agent.limits
-            if len(call.buffer.text) > limits.max_argument_bytes:
+            text = call.buffer.text
+            if len(text) > limits.max_argument_bytes:
                 raise InvalidArgs(f"arguments exceed {limits.max_argument_bytes} bytes")
             parsed = call.buffer.parse()
-            if json_depth(parsed) > limits.max_json_depth:
+            brackets = text.count("{") + text.count("[")  # an upper bound of the depth, in C
+            if brackets > limits.max_json_depth and json_depth(parsed) > limits.max_json_depth:
                 raise InvalidArgs(f"arguments nest deeper than {limits.max_json_depth} levels")
             if not isinstance(parsed, dict):
                 raise InvalidArgs("arguments must be a JSON object")
-            params = {k: v for k, v in parsed.items() if not k.startswith("_")}
-            meta = {k: v for k, v in parsed.items() if k.startswith("_")}
+            if '"_' in text:  # meta fields (or an escaped key that only looks like one)
+                params = {k: v for k, v in parsed.items() if not k.startswith("_")}
+                meta = {k: v for k, v in parsed.items() if k.startswith("_")}
+            else:
+                params, meta = parsed, {}
             call.meta = meta
             call.arguments = params
             tool = call.tool
             if call.tool_name == OUTPUT_TOOL and tool is None and self.agent.output_schema:
                 self._accept_output(call, parsed)
             elif tool is not None:
-                fixed = tool.fixed_meta()
-                if fixed:
-                    call.meta = {**meta, **fixed}
-                self._check_meta(call, tool)
-                if any(True for _ in find_refs(params)):
+                if tool.meta:
+                    call.meta = {**meta, **tool.fixed_meta()}
+                maybe_refs = REF_MARK in text or "\\u2020" in text  # † or its JSON escape
+                has_refs = maybe_refs and any(True for _ in find_refs(params))
+                if call.meta or has_refs or self._instances:
+                    self._check_meta(call, tool, has_refs)
+                if has_refs:
                     call.deferred = True  # validated when the references are resolved
                 else:
                     call.validated = tool.validate(params)
@@ -631,11 +655,11 @@ class Run:
             call.id, call.tool_name, call.raw_arguments, bool(tool is not None and tool.client)
         )
 
-    def _check_meta(self, call: Call, tool: Tool) -> None:
+    def _check_meta(self, call: Call, tool: Tool, has_refs: bool) -> None:
         """Model-chosen meta must fit the blueprint, name a known instance, and a usable path."""
         tool.validate_meta(call.meta)
         _check_output_path(call.meta)
-        instances = self.state.instance_ids()
+        instances = self._instances
         instance = call.meta.get("_instance")
         if instances and instance not in instances:
             raise InvalidArgs(f"_instance must be one of {', '.join(instances)}")
@@ -644,7 +668,7 @@ class Run:
         path = call.meta.get("_outputPath")
         if isinstance(path, str) and "||" in path and self.toolbox.kind(tool) == "latent":
             raise InvalidArgs("_outputPath: choose one of the alternatives, not all of them")
-        for text in find_refs(call.arguments or {}):
+        for text in find_refs(call.arguments or {}) if has_refs else ():
             try:
                 parse_expr(text)
             except ValueError as exc:
@@ -686,7 +710,7 @@ class Run:
         (``{"type": "data", "kind": "state", "data": {...}}``) to choose where its
         result goes, e.g. the failure branch of ``†state.ok || †state.missing``.
         """
-        if call.result is None:
+        if call.result is None or not (call.meta or isinstance(call.result.content, dict)):
             return []
         instance = call.meta.get("_instance")
         content = call.result.content

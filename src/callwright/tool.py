@@ -24,7 +24,7 @@ from pydantic import ValidationError as PydanticValidationError
 from .call import InvalidArgs, ToolResult
 from .context import ToolContext
 
-Executor = Callable[[Any, ToolContext], Awaitable[Any]]
+Executor = Callable[[Any, ToolContext | None], Awaitable[Any]]
 Validator = Callable[[dict[str, Any]], Any]
 ApprovalPolicy = bool | Callable[[dict[str, Any]], bool]
 InputCallback = Callable[..., None]
@@ -55,6 +55,7 @@ class Tool:
     timeout: float | None = None
     sequential: bool = False  # a barrier: runs alone, after earlier calls finish
     idempotent: bool = False  # safe to run again after a crash
+    uses_context: bool = True  # False: the executor ignores its ToolContext (none is made)
     meta: dict[str, Any] = field(default_factory=dict)  # `_` meta schemas from a blueprint
     on_input_start: InputCallback | None = None
     on_input_delta: InputCallback | None = None
@@ -294,9 +295,11 @@ def tool_from_function(
         f"{tool_name}_arguments", __config__=ConfigDict(extra="forbid"), **fields
     )
     text = description if description is not None else _doc_text(doc)
+    generator = inspect.isasyncgenfunction(fn) or inspect.isgeneratorfunction(fn)
     return Tool(
         name=tool_name,
         description=text,
+        uses_context=context_param is not None or generator,
         parameters=_clean_schema(args_model.model_json_schema()),
         output_schema=_output_schema(hints.get("return")),
         executor=_function_executor(fn, list(fields), context_param),
@@ -348,36 +351,38 @@ def _describe_pydantic_error(exc: PydanticValidationError) -> str:
 def _function_executor(
     fn: Callable[..., Any], names: list[str], context_param: str | None
 ) -> Executor:
-    def kwargs_for(validated: Any, ctx: ToolContext) -> dict[str, Any]:
-        kwargs = {n: validated[n] for n in names}
-        if context_param is not None:
-            kwargs[context_param] = ctx
-        return kwargs
+    def kwargs_for(validated: dict[str, Any], ctx: ToolContext | None) -> dict[str, Any]:
+        # ``validated`` holds exactly the parameters (a fresh dict per call)
+        if context_param is None:
+            return validated
+        return {**validated, context_param: ctx}
 
     if inspect.isasyncgenfunction(fn):
 
-        async def run_async_gen(validated: Any, ctx: ToolContext) -> Any:
+        async def run_async_gen(validated: Any, ctx: ToolContext | None) -> Any:
             gen: AsyncIterator[Any] = fn(**kwargs_for(validated, ctx))
+            assert ctx is not None  # generators stream through it: uses_context
             return await _drain_async(gen, ctx)
 
         return run_async_gen
 
     if inspect.isgeneratorfunction(fn):
 
-        async def run_gen(validated: Any, ctx: ToolContext) -> Any:
+        async def run_gen(validated: Any, ctx: ToolContext | None) -> Any:
             gen: Iterator[Any] = fn(**kwargs_for(validated, ctx))
+            assert ctx is not None
             return await _drain_sync(gen, ctx)
 
         return run_gen
 
     if inspect.iscoroutinefunction(fn):
 
-        async def run_coro(validated: Any, ctx: ToolContext) -> Any:
+        async def run_coro(validated: Any, ctx: ToolContext | None) -> Any:
             return await fn(**kwargs_for(validated, ctx))
 
         return run_coro
 
-    async def run_sync(validated: Any, ctx: ToolContext) -> Any:
+    async def run_sync(validated: Any, ctx: ToolContext | None) -> Any:
         return await asyncio.to_thread(fn, **kwargs_for(validated, ctx))
 
     return run_sync

@@ -30,6 +30,7 @@ class Toolbox:
         self._tools: dict[str, Tool] = {}
         self._activities: dict[str, Executor] = {}
         self.delegates: dict[str, Any] = {}  # name -> Agent that carries `_delegate` calls
+        self.version = 0  # bumped on every change, so composed schemas can be cached
         for item in tools:
             self.add(item)
 
@@ -40,10 +41,12 @@ class Toolbox:
         new = item if isinstance(item, Tool) else tool_from_function(item)
         self._tools.pop(new.name, None)
         self._tools[new.name] = new
+        self.version += 1
         return new
 
     def remove(self, name: str) -> None:
         self._tools.pop(name, None)
+        self.version += 1
 
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
@@ -78,6 +81,7 @@ class Toolbox:
 
     def add_activity(self, name: str, fn: Callable[..., Any]) -> None:
         self._activities[name] = _activity_executor(fn)
+        self.version += 1  # a tool may turn from latent to explicit
 
     def add_delegate(self, name: str, agent: Any) -> None:
         """Register an agent that runs calls whose ``_delegate`` names it."""
@@ -96,10 +100,13 @@ class Toolbox:
             return self._activities.get(tool.activity)
         return self._activities.get(tool.name)
 
-    def kind(self, tool: Tool) -> Kind:
+    def kind(self, tool: Tool, executor: Executor | None = None) -> Kind:
+        """explicit, latent or client (pass the tool's executor if already looked up)."""
         if tool.client and tool.executor is None:
             return "client"
-        return "explicit" if self.executor_for(tool) is not None else "latent"
+        if executor is None:
+            executor = self.executor_for(tool)
+        return "explicit" if executor is not None else "latent"
 
     # per-run overlay -----------------------------------------------------------
 
@@ -135,7 +142,8 @@ class Toolbox:
 def _activity_executor(fn: Callable[..., Any]) -> Executor:
     is_async = inspect.iscoroutinefunction(fn)
 
-    async def run(arguments: Any, ctx: ToolContext) -> Any:
+    async def run(arguments: Any, ctx: ToolContext | None) -> Any:
+        assert ctx is not None  # activities read the call's meta from it
         call = {**ctx.meta, **arguments}
         if is_async:
             return await fn(call, ctx)
