@@ -367,6 +367,18 @@ class TestAISDKClients:
         (part,) = tool_parts(assistant(r))
         assert part["type"] == "tool-summarize" and part["output"] == "Summary: warm."
         assert final_text(assistant(r)) == "Done: summarize=Summary: warm."
+        # the sub-run reaches the client as nested progress of the delegating call
+        (progress,) = [p for p in assistant(r)["parts"] if p["type"] == "data-tool-progress"]
+        sub = progress["data"]["subagent"]
+        assert progress["id"] == f"progress-{part['toolCallId']}"
+        assert (sub["name"], sub["status"], sub["text"]) == (
+            "summarizer",
+            "completed",
+            "Summary: warm.",
+        )
+        assert [(c["toolName"], c["state"]) for c in sub["calls"]] == [
+            ("weather", "output-available")
+        ]
 
     def test_progress_and_preliminary_outputs(self, js: Any, client: str) -> None:
         r = scenario(js, client, "deploy")

@@ -31,8 +31,11 @@ Choices worth knowing:
   Run state snapshots and deltas go out as transient ``data-state`` /
   ``data-state-delta`` parts (``onData`` only).
 * **Errors** are ``{"type": "error", "errorText": "[code] message"}``.
-* **Delegates**: a sub-run's own events are not streamed (the UI message stream
-  has no place for them); the delegating call shows its input and its result.
+* **Delegates**: the UI message stream has no place for a sub-run's own parts,
+  so a sub-run shows as nested progress of the delegating call: its
+  ``data-tool-progress`` part gains ``subagent: {runId, name, status, text,
+  calls: [{toolCallId, toolName, state}]}``, updated in place as the sub-agent
+  calls tools and writes (text is sent when a text segment ends, not per token).
 """
 
 from __future__ import annotations
@@ -55,6 +58,7 @@ from ..events import (
     StateSnapshot,
     StepFinished,
     StepStarted,
+    Subagent,
     TextDelta,
     TextEnd,
     TextStart,
@@ -286,6 +290,7 @@ class AISDKEncoder:
             ToolInputError.type: self._tool_input_error,
             ApprovalRequested.type: self._approval,
             ToolProgress.type: self._tool_progress,
+            Subagent.type: self._subagent,
             ToolPartialOutput.type: self._partial,
             ToolCallResult.type: self._result,
             StateSnapshot.type: lambda e: chunk(
@@ -427,6 +432,44 @@ class AISDKEncoder:
 
     def _progress_chunk(self, call_id: str, data: dict[str, Any]) -> bytes:
         return chunk({"type": "data-tool-progress", "id": f"progress-{call_id}", "data": data})
+
+    def _subagent(self, e: Subagent) -> bytes:
+        """A delegate's event, folded into the delegating call's progress part."""
+        inner = e.event
+        data = self._progress.get(e.call_id)
+        if data is None:
+            data = {"toolCallId": e.call_id, "toolName": e.tool_name, "status": "running"}
+            self._progress[e.call_id] = data
+        sub = data.setdefault(
+            "subagent",
+            {"runId": e.run_id, "name": e.name, "status": "running", "text": "", "calls": []},
+        )
+        if isinstance(inner, TextDelta):
+            sub["text"] += inner.delta
+            return b""  # sent whole when the segment ends: no quadratic resend per token
+        if isinstance(inner, ToolCallStart):
+            sub["calls"].append(
+                {
+                    "toolCallId": inner.call_id,
+                    "toolName": inner.tool_name,
+                    "state": "input-streaming",
+                }
+            )
+            data["text"] = f"{e.name}: calling {inner.tool_name}"
+        elif isinstance(inner, ToolCallEnd | ToolCallResult):
+            state = "input-available" if isinstance(inner, ToolCallEnd) else inner.state
+            for item in sub["calls"]:
+                if item["toolCallId"] == inner.call_id:
+                    item["state"] = state
+        elif isinstance(inner, ToolProgress):
+            data["text"] = f"{e.name}: {inner.text}"
+        elif isinstance(inner, RunFinished):
+            sub["status"] = inner.status
+        elif isinstance(inner, RunError):
+            sub["status"] = "error"
+        elif not isinstance(inner, TextEnd):
+            return b""
+        return self._progress_chunk(e.call_id, data)
 
     def _partial(self, e: ToolPartialOutput) -> bytes:
         return chunk(
