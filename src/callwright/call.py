@@ -138,7 +138,9 @@ class Interrupted(ToolError):
     kind = "interrupted"
 
     def model_text(self) -> str:
-        return self.message or "Interrupted: the server stopped while this tool was running."
+        return self.message or (
+            "Interrupted: the server stopped while this tool was running; it was not run again."
+        )
 
 
 # --- streamed arguments -------------------------------------------------------

@@ -17,7 +17,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from ..call import Decision
+from ..call import Decision, Interrupted
 from ..messages import (
     AssistantMessage,
     Message,
@@ -553,13 +553,7 @@ class SQLiteJournal:
                     )
                 elif op["status"] == "started" and names[call_id] not in idempotent:
                     additions.append(
-                        ToolResultMessage(
-                            call_id,
-                            names[call_id],
-                            "Interrupted: the server stopped while this tool was running; "
-                            "it was not run again.",
-                            True,
-                        )
+                        ToolResultMessage(call_id, names[call_id], Interrupted().model_text(), True)
                     )
             with self._tx() as db:
                 self._append(db, thread_id, run_id, len(history), additions)
