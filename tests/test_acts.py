@@ -361,6 +361,8 @@ async def test_summarizer_delegate_gets_input_and_scoped_state_only() -> None:
     # sub-agent events arrive before the parent call's result
     names = [type(e).__name__ for e in events]
     assert names.index("Subagent") < names.index("ToolCallResult")
+    # the parent's usage includes the delegate's model call (15 tokens per scripted step)
+    assert events[-1].usage.requests == 3 and events[-1].usage.total_tokens == 45
 
 
 async def test_delegate_depth_limit() -> None:

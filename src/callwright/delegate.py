@@ -60,6 +60,7 @@ async def run_delegate(arguments: dict[str, Any], ctx: ToolContext | None) -> An
         ctx.cancel.remove_callback(cancel_child)
     result = child.result
     assert result is not None
+    parent.usage.add(result.usage)  # the parent run pays for its delegates' model calls
     if result.status == "cancelled":
         raise Cancelled(ctx.cancel.reason)
     if result.status == "error":
