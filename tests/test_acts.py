@@ -475,3 +475,43 @@ async def test_a_resumed_call_keeps_its_fixed_output_path() -> None:
         messages=paused.messages, decisions={"s1": Decision(True)}, state=paused.state
     )
     assert result.state == {"saved": "v1"}
+
+
+async def test_a_reader_waits_across_a_pause_for_a_writer_awaiting_approval() -> None:
+    from callwright import Decision
+
+    log: list[str] = []
+
+    @tool(requires_approval=True)
+    async def fetch(key: str) -> dict[str, Any]:
+        """Fetch (asks first)."""
+        log.append(f"fetch {key}")
+        return {"status": "shipped"}
+
+    @tool
+    def report(status: str) -> str:
+        """Report."""
+        log.append(f"report {status}")
+        return f"status is {status}"
+
+    model = ScriptedModel(
+        [
+            [
+                call("report", {"status": "†state.order.status"}, id="reader"),
+                call("fetch", {"key": "A-77", "_outputPath": "†state.order"}, id="writer"),
+            ],
+            ["done"],
+        ]
+    )
+    agent = Agent(model, [fetch, report])
+    paused = await agent.run("go", state={})
+    assert paused.status == "paused"
+    assert [p.call_id for p in paused.pending] == ["writer"]
+    assert log == []  # the reader neither ran nor failed: it waits
+    assert not any(isinstance(m, ToolResultMessage) for m in paused.messages)
+    result = await agent.run(
+        messages=paused.messages, decisions={"writer": Decision(True)}, state=paused.state
+    )
+    assert log == ["fetch A-77", "report shipped"]
+    assert result.status == "completed"
+    assert list(results(model.requests[-1])) == ["reader", "writer"]

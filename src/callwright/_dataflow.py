@@ -11,7 +11,7 @@ scheduler. No graph library is used: the graphs are a handful of calls.
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -86,28 +86,36 @@ def _overlaps(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
     return a[:n] == b[:n]
 
 
-def plan_levels(
-    calls: list[Call], state: RunState
-) -> tuple[list[list[Call]], dict[str, ToolError]]:
+@dataclass(slots=True)
+class Plan:
+    """The order of a step's runnable calls, and the ones that cannot run now."""
+
+    levels: list[list[Call]]  # each level may run concurrently, after the ones before
+    errors: dict[str, ToolError]  # refused before anything runs
+    blocked: set[str]  # wait for a call that waits for a human or a client
+
+
+def plan_levels(calls: list[Call], state: RunState, waiting: Sequence[Call] = ()) -> Plan:
     """Order calls by their data dependencies.
 
-    Returns the levels (each may run concurrently) and the calls refused before
-    anything runs: unresolvable references and dependency cycles.
+    ``waiting`` are calls of the same step that wait for an approval or a
+    client: a call that reads what one of them writes is *blocked* (it stays
+    open and runs when the run resumes), not refused.
     """
     errors: dict[str, ToolError] = {}
-    written = {c.id: writes(c) for c in calls}
+    writers = [*calls, *waiting]
+    written = {c.id: writes(c) for c in writers}
     deps: dict[str, set[str]] = {}
     for call in calls:
         needs: set[str] = set()
         for path in reads(call):
-            writers = [
+            needs.update(
                 other.id
-                for other in calls
+                for other in writers
                 if other is not call and any(_overlaps(path, w) for w in written[other.id])
-            ]
-            needs.update(writers)
+            )
         deps[call.id] = needs
-        missing = _unsatisfiable(call, state, calls, written)
+        missing = _unsatisfiable(call, state, writers, written)
         if missing is not None:
             errors[call.id] = InvalidArgs(
                 f"{missing} is not in the state and no call in this step writes it"
@@ -117,15 +125,31 @@ def plan_levels(
         for call_id in cycle:
             errors.setdefault(call_id, InvalidArgs(f"dependency cycle between calls: {names}"))
     _fail_dependents(deps, errors)
+    blocked = _blocked(deps, {c.id for c in waiting}, errors)
     levels: list[list[Call]] = []
     done: set[str] = set(errors)
-    remaining = [c for c in calls if c.id not in errors]
+    remaining = [c for c in calls if c.id not in errors and c.id not in blocked]
     while remaining:
         level = [c for c in remaining if deps[c.id] <= done]
         levels.append(level)
         done.update(c.id for c in level)
         remaining = [c for c in remaining if c.id not in done]
-    return levels, errors
+    return Plan(levels, errors, blocked)
+
+
+def _blocked(
+    deps: dict[str, set[str]], waiting: set[str], errors: dict[str, ToolError]
+) -> set[str]:
+    """Calls that depend, directly or through others, on a waiting call."""
+    blocked: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for call_id, needs in deps.items():
+            if call_id not in blocked and call_id not in errors and needs & (waiting | blocked):
+                blocked.add(call_id)
+                changed = True
+    return blocked
 
 
 def _unsatisfiable(

@@ -284,12 +284,15 @@ class StepExecutor:
     ) -> list[list[tuple[Call, Executor]]]:
         """Groups in dependency order: readers of a path run after its writers."""
         executors = {call.id: executor for call, executor in runnable}
-        levels, errors = plan_levels([call for call, _ in runnable], self.state)
+        waiting_ids = {p.call_id for p in self.pending}
+        waiting = [call for call in self.calls if call.id in waiting_ids]
+        plan = plan_levels([call for call, _ in runnable], self.state, waiting)
         for call, _ in runnable:
-            if call.id in errors:
-                call.fail(errors[call.id])
+            if call.id in plan.errors:
+                call.fail(plan.errors[call.id])
+        # blocked calls stay open without a result: they run when the run resumes
         groups: list[list[tuple[Call, Executor]]] = []
-        for level in levels:
+        for level in plan.levels:
             groups += self._groups([(call, executors[call.id]) for call in level])
         return groups
 
