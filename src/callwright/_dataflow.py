@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .call import Call, InvalidArgs, ToolError
-from .state import REF_MARK, Ref, RunState, StatePathError, parse_ref
+from .state import REF_MARK, Ref, RunState, StatePathError, output_targets, parse_ref
 
 INSTANCES = "_instances"
 
@@ -74,11 +74,11 @@ def writes(call: Call) -> list[tuple[str, ...]]:
     if not isinstance(path, str):
         return []
     instance = call.meta.get("_instance")
-    targets = []
-    for alternative in path.split("||"):
-        for target in alternative.split("&&"):
-            targets.append(instance_path(parse_ref(target.strip()).path, instance))
-    return targets
+    return [
+        instance_path(ref.path, instance)
+        for alternative in output_targets(path)
+        for ref in alternative
+    ]
 
 
 def _overlaps(a: tuple[str, ...], b: tuple[str, ...]) -> bool:

@@ -192,6 +192,13 @@ class ArgumentBuffer:
             raise InvalidArgs(f"malformed JSON ({exc})") from None
 
 
+def split_meta(arguments: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A call's arguments as (parameters, ``_`` meta fields): meta never reaches the tool."""
+    params = {k: v for k, v in arguments.items() if not k.startswith("_")}
+    meta = {k: v for k, v in arguments.items() if k.startswith("_")}
+    return params, meta
+
+
 # --- approvals ----------------------------------------------------------------
 
 

@@ -35,6 +35,7 @@ from .call import (
     Skipped,
     ToolError,
     ToolResult,
+    split_meta,
 )
 from .compose import OUTPUT_TOOL, native_tools, output_tool, solution_schema
 from .context import CancelToken
@@ -84,7 +85,7 @@ from .models.base import (
     ToolChoice,
     Usage,
 )
-from .state import OUTPUT_METHODS, REF_MARK, RunState, parse_ref, split_alternatives, split_fanout
+from .state import OUTPUT_METHODS, REF_MARK, RunState, output_targets
 from .tool import Tool
 from .toolbox import Toolbox
 
@@ -622,11 +623,8 @@ class Run:
                 raise InvalidArgs(f"arguments nest deeper than {limits.max_json_depth} levels")
             if not isinstance(parsed, dict):
                 raise InvalidArgs("arguments must be a JSON object")
-            if '"_' in text:  # meta fields (or an escaped key that only looks like one)
-                params = {k: v for k, v in parsed.items() if not k.startswith("_")}
-                meta = {k: v for k, v in parsed.items() if k.startswith("_")}
-            else:
-                params, meta = parsed, {}
+            # no '"_' in the text: no meta keys, skip the split (the common case)
+            params, meta = split_meta(parsed) if '"_' in text else (parsed, {})
             call.meta = meta
             call.arguments = params
             tool = call.tool
@@ -723,9 +721,8 @@ class Run:
         if not path or not isinstance(path, str):
             return []
         method = call.meta.get("_outputMethod", "set")
-        for target in split_fanout(split_alternatives(path)[0]):
-            target_path = instance_path(parse_ref(target).path, instance)
-            patch += self.state.write(target_path, content, method)
+        for ref in output_targets(path)[0]:  # a plain value goes to the first alternative
+            patch += self.state.write(instance_path(ref.path, instance), content, method)
         return [StateDelta(patch)]
 
     def _append_results(self, calls: list[Call], *, resumed: bool = False) -> None:
@@ -783,8 +780,7 @@ class Run:
             tool = self.toolbox.get(part.name)
             call = Call(part.id, part.name, i, tool, CallState.INPUT_AVAILABLE)
             call.buffer = ArgumentBuffer(json.dumps(part.arguments))
-            call.meta = {k: v for k, v in part.arguments.items() if k.startswith("_")}
-            call.arguments = {k: v for k, v in part.arguments.items() if not k.startswith("_")}
+            call.arguments, call.meta = split_meta(part.arguments)
             if tool is not None and tool.meta:
                 call.meta = {**call.meta, **tool.fixed_meta()}
             if interrupted:
@@ -897,9 +893,7 @@ def _check_output_path(meta: dict[str, Any]) -> None:
     if not isinstance(path, str):
         raise InvalidArgs("_outputPath must be a string")
     try:
-        for alternative in split_alternatives(path):
-            for target in split_fanout(alternative):
-                parse_ref(target)
+        output_targets(path)
     except ValueError as exc:
         raise InvalidArgs(str(exc)) from None
     method = meta.get("_outputMethod", "set")

@@ -48,12 +48,12 @@ def parse_ref(text: str) -> Ref:
     return Ref(kind, tuple(rest.split(".")))
 
 
-def split_alternatives(expr: str) -> list[str]:
-    return [p.strip() for p in expr.split("||")]
-
-
-def split_fanout(expr: str) -> list[str]:
-    return [p.strip() for p in expr.split("&&")]
+def output_targets(path: str) -> list[list[Ref]]:
+    """An ``_outputPath``: its ``||`` alternatives, each a ``&&`` fan-out of refs."""
+    return [
+        [parse_ref(target) for target in alternative.split("&&")]
+        for alternative in path.split("||")
+    ]
 
 
 def _escape(token: str) -> str:

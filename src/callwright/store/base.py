@@ -92,7 +92,6 @@ class Started:
     history: list[Message]
     decisions: dict[str, Decision]
     state: dict[str, Any] | None
-    resumed: bool
     committed: list[Message] = field(default_factory=list)
 
 

@@ -241,7 +241,6 @@ class SQLiteJournal:
             history,
             decisions,
             saved_state,
-            resumed=resumed_run is not None,
             committed=list(history),
         )
 
