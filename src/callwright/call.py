@@ -192,11 +192,24 @@ class ArgumentBuffer:
             raise InvalidArgs(f"malformed JSON ({exc})") from None
 
 
+OUTPUT_TOOL = "final_result"
+"""The tool through which a native-mode model hands over the run's structured output."""
+
+
+def is_meta(key: str) -> bool:
+    """Acts meta fields (``_outputPath``, ``_instance``, ...) start with an underscore."""
+    return key.startswith("_")
+
+
+def strip_meta(arguments: dict[str, Any]) -> dict[str, Any]:
+    """The parameters alone: what a tool, a signature or an approval compares."""
+    return {k: v for k, v in arguments.items() if not is_meta(k)}
+
+
 def split_meta(arguments: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """A call's arguments as (parameters, ``_`` meta fields): meta never reaches the tool."""
-    params = {k: v for k, v in arguments.items() if not k.startswith("_")}
-    meta = {k: v for k, v in arguments.items() if k.startswith("_")}
-    return params, meta
+    meta = {k: v for k, v in arguments.items() if is_meta(k)}
+    return strip_meta(arguments), meta
 
 
 # --- approvals ----------------------------------------------------------------

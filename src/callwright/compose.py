@@ -14,10 +14,10 @@ import copy
 from collections.abc import Sequence
 from typing import Any
 
+from .call import OUTPUT_TOOL
 from .tool import Tool
 from .toolbox import Toolbox
 
-OUTPUT_TOOL = "final_result"
 META_DESCRIPTION = (
     "Information about the idea itself, like its version. "
     "The AI is expected to update this when it does work."

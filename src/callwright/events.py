@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, TypeAlias
 
 from .messages import AssistantMessage
-from .models.base import Usage
+from .usage import Usage
 
 RunStatus = Literal["completed", "paused", "cancelled", "stopped", "error"]
 ResultState = Literal["output-available", "output-error", "output-denied"]
@@ -28,6 +28,8 @@ class PendingCall:
     kind: Literal["approval", "client"]
     approval_id: str | None = None
     reason_for_call: str | None = None
+    edit_schema: dict[str, Any] | None = None
+    """The tool's parameter schema when a human may edit the arguments before approving."""
 
 
 @dataclass(slots=True)

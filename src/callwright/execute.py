@@ -227,6 +227,7 @@ class StepExecutor:
                         "approval",
                         call.approval_id,
                         reason,
+                        tool.parameters if tool.allow_edits else None,
                     )
                 )
                 return [

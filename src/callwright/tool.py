@@ -21,7 +21,7 @@ import jsonschema
 from pydantic import BaseModel, ConfigDict, Field, create_model
 from pydantic import ValidationError as PydanticValidationError
 
-from .call import InvalidArgs, ToolResult
+from .call import InvalidArgs, ToolResult, is_meta
 from .context import ToolContext
 
 Executor = Callable[[Any, ToolContext | None], Awaitable[Any]]
@@ -160,10 +160,10 @@ def _from_blueprint(
     tool_name = name or _const_or_value(props.get("_tool"))
     if not tool_name or not isinstance(tool_name, str):
         raise ValueError("an Acts blueprint needs a `_tool` const or a name")
-    required = [r for r in blueprint.get("required", []) if not r.startswith("_")]
+    required = [r for r in blueprint.get("required", []) if not is_meta(r)]
     params: dict[str, Any] = {
         "type": "object",
-        "properties": {k: v for k, v in props.items() if not k.startswith("_")},
+        "properties": {k: v for k, v in props.items() if not is_meta(k)},
     }
     if required:
         params["required"] = required
@@ -171,9 +171,7 @@ def _from_blueprint(
         if key in blueprint:
             params[key] = blueprint[key]
     meta = {
-        k: v
-        for k, v in props.items()
-        if k.startswith("_") and k not in ("_tool", "_output", "_activity")
+        k: v for k, v in props.items() if is_meta(k) and k not in ("_tool", "_output", "_activity")
     }
     activity = _const_or_value(props.get("_activity", blueprint.get("_activity"))) or None
     for key in ("_outputPath", "_outputMethod", "_delegate", "_scopes", "_instance"):

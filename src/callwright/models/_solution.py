@@ -21,7 +21,7 @@ import json
 import secrets
 from typing import Any
 
-from ..compose import OUTPUT_TOOL
+from ..call import OUTPUT_TOOL
 from .base import ModelEvent, TextPart, ToolCallDeltaPart, ToolCallEndPart, ToolCallStartPart
 
 _WS = " \t\r\n"

@@ -11,28 +11,14 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypeAlias, runtime_checkable
 
+from ..usage import Usage
+
 if TYPE_CHECKING:
     from ..context import CancelToken
     from ..messages import Message
 
 Mode = Literal["native", "structured"]
 ToolChoice = Literal["auto", "none", "required"] | str  # a tool name forces that tool
-
-
-@dataclass(slots=True)
-class Usage:
-    input_tokens: int = 0
-    output_tokens: int = 0
-    requests: int = 0
-
-    @property
-    def total_tokens(self) -> int:
-        return self.input_tokens + self.output_tokens
-
-    def add(self, other: Usage) -> None:
-        self.input_tokens += other.input_tokens
-        self.output_tokens += other.output_tokens
-        self.requests += other.requests
 
 
 @dataclass(slots=True)

@@ -41,6 +41,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+from ..call import is_meta
 from ..messages import ToolResultMessage
 from ._solution import (
     SolutionStream,
@@ -166,7 +167,7 @@ def example_call(item: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     }
     description = str(item.get("description", "")).split("\n")[0].strip().rstrip(".")
     name = item_name(item)
-    plain = [str(v) for k, v in args.items() if not k.startswith("_")]
+    plain = [str(v) for k, v in args.items() if not is_meta(k)]
     request = description or f"Use {name}"
     if plain:
         request += ": " + ", ".join(plain)

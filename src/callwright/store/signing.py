@@ -16,6 +16,7 @@ import hmac
 import secrets
 from typing import Any
 
+from ..call import strip_meta
 from .base import Rejected, canonical_json
 
 
@@ -53,7 +54,7 @@ class ApprovalSigner:
     def new_id(self, call_id: str, tool_name: str, arguments: dict[str, Any]) -> str:
         """A self-authenticating approval id for this exact call."""
         nonce = secrets.token_urlsafe(12)
-        return f"apr_{nonce}.{self.sign(nonce, call_id, tool_name, _params(arguments))}"
+        return f"apr_{nonce}.{self.sign(nonce, call_id, tool_name, strip_meta(arguments))}"
 
     def check_id(
         self, approval_id: str, call_id: str, tool_name: str, arguments: dict[str, Any]
@@ -61,10 +62,5 @@ class ApprovalSigner:
         """Whether ``approval_id`` was issued by ``new_id`` for exactly this call."""
         body = approval_id.removeprefix("apr_")
         nonce, _, signature = body.partition(".")
-        expected = self.sign(nonce, call_id, tool_name, _params(arguments))
+        expected = self.sign(nonce, call_id, tool_name, strip_meta(arguments))
         return bool(signature) and hmac.compare_digest(expected, signature)
-
-
-def _params(arguments: dict[str, Any]) -> dict[str, Any]:
-    """Runtime meta (``_outputPath``...) is not what a human approves; clients may drop it."""
-    return {k: v for k, v in arguments.items() if not k.startswith("_")}

@@ -17,7 +17,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from ..call import Decision, Interrupted
+from ..call import Decision, Interrupted, strip_meta
 from ..messages import (
     AssistantMessage,
     Message,
@@ -300,7 +300,7 @@ class SQLiteJournal:
                         f"{row.tool_name} does not allow edits",
                         "arguments_changed",
                     )
-                params = {k: v for k, v in answer.arguments.items() if not k.startswith("_")}
+                params = strip_meta(answer.arguments)
                 try:
                     validate(params)
                 except Exception as exc:
@@ -580,7 +580,7 @@ def _pending(row: tuple[Any, ...]) -> PendingRecord:
 
 def _params(arguments: dict[str, Any]) -> str:
     """Arguments without runtime meta (clients need not echo ``_outputPath``...), canonical."""
-    return canonical_json({k: v for k, v in arguments.items() if not k.startswith("_")})
+    return canonical_json(strip_meta(arguments))
 
 
 def _maybe_json(value: Any) -> str | None:

@@ -1,0 +1,26 @@
+"""Token usage: shared by the model adapters, the events and the run, so it lives in a leaf."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(slots=True)
+class Usage:
+    """What a run (or one model turn) cost."""
+
+    input_tokens: int = 0
+    """Prompt tokens the provider counted."""
+    output_tokens: int = 0
+    """Completion tokens, reasoning included where the provider counts it there."""
+    requests: int = 0
+    """Model requests made."""
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    def add(self, other: Usage) -> None:
+        self.input_tokens += other.input_tokens
+        self.output_tokens += other.output_tokens
+        self.requests += other.requests
