@@ -20,8 +20,8 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCall
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.usage import UsageLimits
 
-from callwright import Agent, Limits, ModelRequest, tool
-from callwright.models import ScriptedModel, call
+from callwright import Agent, Limits, tool
+from callwright.models import ModelRequest, ScriptedModel, call
 
 KS = (25, 100, 200, 400)
 WIDE = 50

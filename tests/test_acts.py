@@ -6,9 +6,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from callwright import Agent, ModelRequest, Tool, Toolbox, ToolResultMessage, tool
+from callwright import Agent, Tool, Toolbox, ToolResultMessage, tool
 from callwright import events as ev
-from callwright.models import ScriptedModel, call
+from callwright.models import ModelRequest, ScriptedModel, call
 
 
 def of(events: list[Any], kind: type) -> list[Any]:

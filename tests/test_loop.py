@@ -13,7 +13,6 @@ from callwright import (
     AssistantMessage,
     Decision,
     Limits,
-    ModelRequest,
     StepPlan,
     Tool,
     ToolContext,
@@ -26,7 +25,7 @@ from callwright import (
     tool,
 )
 from callwright import events as ev
-from callwright.models import ScriptedModel, call, think
+from callwright.models import ModelRequest, ScriptedModel, call, think
 
 
 async def collect(agent: Agent, prompt: Any = None, **options: Any) -> list[Any]:

@@ -2,7 +2,8 @@
 
 import pytest
 
-from callwright import Tool, Toolbox, ToolConflict, native_tools, solution_schema, tool
+from callwright import Tool, Toolbox, ToolConflict, tool
+from callwright.compose import native_tools, solution_schema
 
 SENTIMENT = {
     "type": "object",

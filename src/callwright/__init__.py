@@ -3,8 +3,14 @@
 Define tools as typed functions or JSON-Schema blueprints, run them from an
 agent loop with approvals, cancellation, progress and streamed outputs, and
 stream every step to AG-UI or AI SDK front ends.
+
+The top level holds what a user of the loop needs. The rest lives in its
+subpackage: model adapters in ``callwright.models``, the wire encoders in
+``callwright.wire``, the server in ``callwright.server``, the journal in
+``callwright.store``, the canonical events in ``callwright.events``.
 """
 
+from . import events
 from .call import (
     Call,
     CallState,
@@ -20,50 +26,39 @@ from .call import (
     ToolNotFound,
     ToolResult,
 )
-from .compose import native_tools, solution_schema
-from .context import CancelToken, ToolContext
+from .context import CancelToken, RunScope, ToolContext
 from .events import Event, PendingCall
 from .execute import PARALLEL, SEQUENTIAL, Strategy, batched
 from .messages import (
     AssistantMessage,
     Message,
+    MessageHistory,
     SystemMessage,
     ToolCallPart,
     ToolResultMessage,
     UserMessage,
 )
-from .models import (
-    AnthropicModel,
-    LocalModel,
-    Model,
-    ModelRequest,
-    OpenAIModel,
-    ScriptedModel,
-    Usage,
-)
+from .models import Model
 from .run import (
     Agent,
     Limits,
     Run,
+    RunAlreadyStarted,
     RunResult,
     StepInfo,
     StepPlan,
+    StopCondition,
     has_tool_call,
     step_count_is,
 )
-from .state import RunState
 from .tool import Tool, tool
 from .toolbox import Toolbox, ToolConflict
-from .wire import AGUIEncoder, AISDKEncoder, ApprovalLedger, MemoryApprovalLedger, WireError
+from .usage import Usage
 
 __all__ = [
     "PARALLEL",
     "SEQUENTIAL",
-    "AGUIEncoder",
-    "AISDKEncoder",
     "Agent",
-    "AnthropicModel",
-    "ApprovalLedger",
     "AssistantMessage",
     "Call",
     "CallState",
@@ -76,22 +71,20 @@ __all__ = [
     "Interrupted",
     "InvalidArgs",
     "Limits",
-    "LocalModel",
-    "MemoryApprovalLedger",
     "Message",
+    "MessageHistory",
     "Model",
-    "ModelRequest",
-    "OpenAIModel",
     "PendingCall",
     "Run",
+    "RunAlreadyStarted",
     "RunResult",
-    "RunState",
-    "ScriptedModel",
+    "RunScope",
+    "SystemMessage",
     "Skipped",
     "StepInfo",
     "StepPlan",
+    "StopCondition",
     "Strategy",
-    "SystemMessage",
     "TimedOut",
     "Tool",
     "ToolCallPart",
@@ -104,21 +97,9 @@ __all__ = [
     "Toolbox",
     "Usage",
     "UserMessage",
-    "WireError",
     "batched",
-    "create_app",
+    "events",
     "has_tool_call",
-    "native_tools",
-    "solution_schema",
     "step_count_is",
     "tool",
 ]
-
-
-def __getattr__(name: str) -> object:
-    """``create_app`` needs the ``server`` extra (Starlette): imported on first use."""
-    if name == "create_app":
-        from .server import create_app
-
-        return create_app
-    raise AttributeError(f"module 'callwright' has no attribute {name!r}")

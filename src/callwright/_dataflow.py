@@ -5,12 +5,13 @@ A call that reads a path another call of the same step writes runs after it;
 cycles and references that nothing can satisfy are errors before anything runs
 (spec Q11). Scheduling is by levels of the dependency graph: simple to reason
 about, and at most one level of concurrency is lost against a fully dynamic
-scheduler. No graph library is used: the graphs are a handful of calls.
+scheduler. The standard library's ``graphlib`` finds the order and the cycles.
 """
 
 from __future__ import annotations
 
 import copy
+import graphlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -126,15 +127,24 @@ def plan_levels(calls: list[Call], state: RunState, waiting: Sequence[Call] = ()
             errors.setdefault(call_id, InvalidArgs(f"dependency cycle between calls: {names}"))
     _fail_dependents(deps, errors)
     blocked = _blocked(deps, {c.id for c in waiting}, errors)
+    return Plan(_levels(calls, deps, set(errors) | blocked), errors, blocked)
+
+
+def _levels(calls: list[Call], deps: dict[str, set[str]], excluded: set[str]) -> list[list[Call]]:
+    """Batches of ``graphlib``'s topological order: each batch runs after the ones before.
+
+    Only dependencies between the calls that run count: a dependency on a refused
+    call already refused its dependents, and one on a waiting call blocked them.
+    """
+    by_id = {c.id: c for c in calls if c.id not in excluded}
+    sorter = graphlib.TopologicalSorter({i: deps[i] & by_id.keys() for i in by_id})
+    sorter.prepare()
     levels: list[list[Call]] = []
-    done: set[str] = set(errors)
-    remaining = [c for c in calls if c.id not in errors and c.id not in blocked]
-    while remaining:
-        level = [c for c in remaining if deps[c.id] <= done]
-        levels.append(level)
-        done.update(c.id for c in level)
-        remaining = [c for c in remaining if c.id not in done]
-    return Plan(levels, errors, blocked)
+    while sorter.is_active():
+        ready = set(sorter.get_ready())
+        levels.append([c for c in by_id.values() if c.id in ready])  # in call order
+        sorter.done(*ready)
+    return levels
 
 
 def _blocked(
@@ -176,26 +186,21 @@ def _unsatisfiable(
 
 
 def _cycles(deps: dict[str, set[str]]) -> list[list[str]]:
-    """Each dependency cycle once, found by depth-first search."""
-    colour: dict[str, int] = {}
-    stack: list[str] = []
+    """Each dependency cycle once: ``graphlib`` names one per try, so remove it and retry."""
+    graph = {node: set(needs) for node, needs in deps.items()}
     found: list[list[str]] = []
-
-    def visit(node: str) -> None:
-        colour[node] = 1
-        stack.append(node)
-        for nxt in sorted(deps.get(node, ())):
-            if colour.get(nxt, 0) == 0:
-                visit(nxt)
-            elif colour[nxt] == 1:
-                found.append(stack[stack.index(nxt) :])
-        stack.pop()
-        colour[node] = 2
-
-    for node in deps:
-        if colour.get(node, 0) == 0:
-            visit(node)
-    return found
+    while True:
+        try:
+            graphlib.TopologicalSorter(graph).prepare()
+        except graphlib.CycleError as exc:
+            cycle: list[str] = list(dict.fromkeys(exc.args[1]))
+            found.append(cycle)
+            for node in cycle:
+                graph.pop(node, None)
+            for needs in graph.values():
+                needs.difference_update(cycle)
+        else:
+            return found
 
 
 def _fail_dependents(deps: dict[str, set[str]], errors: dict[str, ToolError]) -> None:
@@ -255,7 +260,7 @@ def resolve(value: Any, state: RunState, instance: str | None) -> Any:
 # --- scopes ------------------------------------------------------------------------
 
 
-def scope_for(call: Call, state: RunState, run: Any) -> dict[str, Any]:
+def scope_for(call: Call, state: RunState, input_text: str) -> dict[str, Any]:
     """The parts of the parent context a call's ``_scopes`` lets through (spec A8).
 
     ``state`` is the call's instance state over the global one, ``input`` the
@@ -271,8 +276,8 @@ def scope_for(call: Call, state: RunState, run: Any) -> dict[str, Any]:
     for entry in scopes:
         if entry == "state":
             scope["state"] = _instance_view(state, instance)
-        elif entry == "input" and run is not None:
-            scope["input"] = run.input_text()
+        elif entry == "input":
+            scope["input"] = input_text
         elif is_ref(entry):
             ref = parse_ref(entry)
             value = _read(state, ref, instance)

@@ -9,11 +9,23 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Sized
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Generic
 
-from .call import Cancelled
+from typing_extensions import TypeVar
+
+from .call import Cancelled, ToolError
+from .state import RunState
+from .usage import Usage
+
+if TYPE_CHECKING:
+    from .events import Event
+    from .models.base import Model
+    from .toolbox import Toolbox
+
+DepsT = TypeVar("DepsT", default=None)
+"""The type of the user's dependencies (``Agent[DepsT, ...]``, ``ToolContext[DepsT]``)."""
 
 
 class CancelToken:
@@ -81,6 +93,7 @@ class CancelToken:
 
 ProgressSink = Callable[[str, float | None], None]
 UpdateSink = Callable[[Any], None]
+EventSink = Callable[["Event"], None]
 
 
 def _ignore_progress(text: str, fraction: float | None) -> None:
@@ -91,24 +104,85 @@ def _ignore_update(partial: Any) -> None:
     return None
 
 
+@dataclass(frozen=True, slots=True)
+class RunScope(Generic[DepsT]):
+    """What a step's calls may know about the run they belong to.
+
+    Frozen so that no stage can rewire the run under another: the executor and
+    the tools read ids, state, deps and the cancel token from here, and the only
+    mutable things it holds are meant to be shared (the state document, the
+    usage sink a delegate adds its model calls to, the steering queue the
+    executor polls). A delegate asks for a child scope instead of reaching into
+    its parent run.
+    """
+
+    run_id: str
+    """The run's id (unique per request that runs the agent)."""
+    thread_id: str
+    """The conversation's id: stable across the runs of one thread."""
+    toolbox: Toolbox
+    """The tools of this run, front-end tools included."""
+    state: RunState
+    """The run's shared state document."""
+    deps: DepsT
+    """The user's dependencies for this run (database handles, the principal ...)."""
+    cancel: CancelToken
+    """Cancelled when the run is cancelled or closed."""
+    usage: Usage
+    """The run's usage: a delegate adds its sub-run's model usage here."""
+    model: Model
+    """The agent's model: the ``anonymous`` delegate runs on it."""
+    input_text: str = ""
+    """The run's first user message: what ``_scopes: ["input"]`` hands on."""
+    depth: int = 0
+    """How deep in delegation this run is (0 for a top-level run)."""
+    max_depth: int = 3
+    """Delegation deeper than this is refused."""
+    steering: Sized = ()
+    """Messages queued to steer the run: non-empty means later calls are skipped."""
+
+    def child_depth(self, name: str) -> int:
+        """The depth of a sub-run started from this scope; refuses one past the limit."""
+        if self.depth + 1 > self.max_depth:
+            raise ToolError(
+                f"Sub-agent '{name}' not started: delegate depth limit ({self.max_depth}) reached."
+            )
+        return self.depth + 1
+
+
 @dataclass(slots=True)
-class ToolContext:
+class ToolContext(Generic[DepsT]):
     """Handed to a tool that annotates a parameter with ``ToolContext``.
 
     ``progress`` and ``update`` reach the UI only, never the model.
     """
 
     call_id: str
+    """The id the model gave this call."""
     tool_name: str
+    """The tool's name as the model called it."""
     cancel: CancelToken = field(default_factory=CancelToken)
-    state: Any = None  # the run's RunState
-    deps: Any = None  # whatever the user passed as dependencies
-    meta: dict[str, Any] = field(default_factory=dict)  # the call's `_` meta fields
+    """This call's token: cancelled with the run, on timeout, or when the call is stopped."""
+    run: RunScope[DepsT] | None = None
+    """The run this call belongs to (None when a tool is called outside a run)."""
+    meta: dict[str, Any] = field(default_factory=dict)
+    """The call's ``_`` meta fields (``_outputPath``, ``_instance`` ...)."""
     on_progress: ProgressSink = _ignore_progress
     on_update: UpdateSink = _ignore_update
-    on_event: Callable[[Any], None] = _ignore_update  # sub-agent events, forwarded as they come
-    scope: dict[str, Any] = field(default_factory=dict)  # the parent context `_scopes` allows
-    run: Any = None  # the Run this call belongs to (delegates start sub-runs from it)
+    on_event: EventSink = _ignore_update
+    """Where a sub-agent's events are forwarded as they come."""
+    scope: dict[str, Any] = field(default_factory=dict)
+    """The parts of the parent context the call's ``_scopes`` lets through."""
+
+    @property
+    def deps(self) -> DepsT | None:
+        """The user's dependencies for this run."""
+        return self.run.deps if self.run is not None else None
+
+    @property
+    def state(self) -> RunState | None:
+        """The run's shared state document."""
+        return self.run.state if self.run is not None else None
 
     def is_cancelled(self) -> bool:
         return self.cancel.is_cancelled()

@@ -12,12 +12,15 @@ looked up by name in the toolbox: a model can choose among registered names
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .call import Cancelled, ToolError
-from .context import ToolContext
+from .context import RunScope, ToolContext
 from .events import Subagent
 from .messages import UserMessage
+
+if TYPE_CHECKING:
+    from .run import Agent
 
 ANONYMOUS = "anonymous"
 
@@ -32,22 +35,18 @@ def render_input(arguments: dict[str, Any], scope: dict[str, Any]) -> str:
     return text
 
 
-async def run_delegate(arguments: dict[str, Any], ctx: ToolContext | None) -> Any:
+async def run_delegate(arguments: dict[str, Any], ctx: ToolContext[Any] | None) -> Any:
     assert ctx is not None  # a delegate's tool uses its context (uses_context is True)
-    parent = ctx.run
-    if parent is None:
+    scope = ctx.run
+    if scope is None:
         raise ToolError("a delegated call needs a parent run")
     name = ctx.meta.get("_delegate")
     if not isinstance(name, str):
         raise ToolError("_delegate must name a delegate")
-    agent = _delegate_agent(parent, name)
-    depth = parent.depth + 1
-    limit = parent.agent.max_delegate_depth
-    if depth > limit:
-        raise ToolError(f"Sub-agent '{name}' not started: delegate depth limit ({limit}) reached.")
+    agent = _delegate_agent(scope, name)
+    depth = scope.child_depth(name)
     state = ctx.scope.get("state")
-    child = agent.start(UserMessage(render_input(arguments, ctx.scope)), state=state)
-    child.depth = depth
+    child = agent.start(UserMessage(render_input(arguments, ctx.scope)), state=state, depth=depth)
 
     def cancel_child() -> None:
         child.cancel(ctx.cancel.reason or "the parent call was cancelled")
@@ -60,7 +59,7 @@ async def run_delegate(arguments: dict[str, Any], ctx: ToolContext | None) -> An
         ctx.cancel.remove_callback(cancel_child)
     result = child.result
     assert result is not None
-    parent.usage.add(result.usage)  # the parent run pays for its delegates' model calls
+    scope.usage.add(result.usage)  # the parent run pays for its delegates' model calls
     if result.status == "cancelled":
         raise Cancelled(ctx.cancel.reason)
     if result.status == "error":
@@ -71,10 +70,13 @@ async def run_delegate(arguments: dict[str, Any], ctx: ToolContext | None) -> An
     return result.output
 
 
-def _delegate_agent(parent: Any, name: str) -> Any:
-    agents = parent.toolbox.delegates
-    if name in agents:
-        return agents[name]
+def _delegate_agent(scope: RunScope[Any], name: str) -> Agent[Any, Any]:
+    agents = scope.toolbox.delegates
+    agent: Agent[Any, Any] | None = agents.get(name)
+    if agent is not None:
+        return agent
     if name == ANONYMOUS:
-        return parent.agent.anonymous_delegate()
+        from .run import Agent
+
+        return Agent(scope.model, max_delegate_depth=scope.max_depth)
     raise ToolError(f"unknown delegate {name!r}: known are {', '.join(agents) or 'none'}")

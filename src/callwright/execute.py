@@ -21,24 +21,24 @@ from __future__ import annotations
 import asyncio
 import secrets
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic
 
-from ._dataflow import plan_levels, resolve, scope_for
+from . import acts
 from .call import (
     Call,
     CallState,
     Cancelled,
+    Decision,
     Denied,
     InvalidArgs,
     Skipped,
     TimedOut,
     ToolError,
     ToolNotFound,
-    ToolResult,
 )
-from .context import CancelToken, ToolContext
+from .context import CancelToken, DepsT, RunScope, ToolContext
 from .events import (
     ApprovalRequested,
     ApprovalResolved,
@@ -51,7 +51,6 @@ from .events import (
     ToolProgress,
 )
 from .tool import Executor, as_result
-from .toolbox import Toolbox
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +102,8 @@ def result_event(call: Call) -> ToolCallResult:
     )
 
 
-ApprovalIds = Callable[[str, str, dict[str, Any]], str]  # (call id, tool, arguments) -> id
+ApprovalIds = Callable[[str, str, dict[str, Any]], str]
+"""Makes an approval id from (call id, tool name, arguments)."""
 
 
 def new_approval_id() -> str:
@@ -111,7 +111,21 @@ def new_approval_id() -> str:
     return "apr_" + secrets.token_urlsafe(18)
 
 
-class StepExecutor:
+@dataclass(frozen=True, slots=True)
+class ExecutionPolicy:
+    """How an agent's calls are carried out: the same for every step of its runs."""
+
+    strategy: Strategy = PARALLEL
+    """parallel, sequential or batched(n)."""
+    cancel_grace: float = 5.0
+    """Seconds a cancelled tool has to stop on its own before its task is cancelled."""
+    tool_timeout: float | None = None
+    """For tools that set no timeout of their own."""
+    approval_ids: ApprovalIds | None = None
+    """Makes approval ids (e.g. signed ones); random by default."""
+
+
+class StepExecutor(Generic[DepsT]):
     """Carries out the calls of one step and yields events in completion order.
 
     After ``run()`` is drained, every call is either done (one result) or listed
@@ -121,33 +135,14 @@ class StepExecutor:
     def __init__(
         self,
         calls: list[Call],
-        toolbox: Toolbox,
-        *,
-        strategy: Strategy,
-        cancel: CancelToken,
-        state: Any = None,
-        deps: Any = None,
-        decisions: dict[str, Any] | None = None,
-        steering: Callable[[], bool] = lambda: False,
-        on_result: Callable[[Call], list[Event]] | None = None,
-        cancel_grace: float = 5.0,
-        run: Any = None,
-        default_timeout: float | None = None,
-        approval_ids: ApprovalIds | None = None,
+        scope: RunScope[DepsT],
+        policy: ExecutionPolicy,
+        decisions: Mapping[str, Decision] | None = None,
     ) -> None:
         self.calls = calls
-        self.toolbox = toolbox
-        self.strategy = strategy
-        self.cancel = cancel
-        self.state = state
-        self.deps = deps
-        self.decisions = decisions or {}
-        self.steering = steering
-        self.on_result = on_result
-        self.cancel_grace = cancel_grace
-        self.run_ref = run
-        self.default_timeout = default_timeout
-        self.approval_ids = approval_ids
+        self.scope = scope
+        self.policy = policy
+        self.decisions: Mapping[str, Decision] = decisions or {}
         self.pending: list[PendingCall] = []
         self.steered = False
 
@@ -166,8 +161,10 @@ class StepExecutor:
         else:
             groups = self._groups(runnable)
         for i, group in enumerate(groups):
-            if self.steered or self.cancel.is_cancelled():
-                reason: ToolError = Skipped() if self.steered else Cancelled(self.cancel.reason)
+            if self.steered or self.scope.cancel.is_cancelled():
+                reason: ToolError = (
+                    Skipped() if self.steered else Cancelled(self.scope.cancel.reason)
+                )
                 for call, _ in group:
                     call.fail(reason)
                     for event in self._finished(call):
@@ -189,7 +186,11 @@ class StepExecutor:
             finally:
                 running.close()
             # The run loop polls steering after every step; here it only decides skipping.
-            if self.strategy.kind != "parallel" and i < len(groups) - 1 and self.steering():
+            if (
+                self.policy.strategy.kind != "parallel"
+                and i < len(groups) - 1
+                and bool(self.scope.steering)
+            ):
                 self.steered = True
 
     # --- gating -----------------------------------------------------------------
@@ -200,10 +201,10 @@ class StepExecutor:
             return self._finished(call)
         tool = call.tool
         if tool is None:
-            call.fail(ToolNotFound(call.tool_name, self.toolbox.names))
+            call.fail(ToolNotFound(call.tool_name, self.scope.toolbox.names))
             return self._finished(call)
-        executor = self.toolbox.executor_for(tool)
-        kind = self.toolbox.kind(tool, executor)
+        executor = self.scope.toolbox.executor_for(tool)
+        kind = self.scope.toolbox.kind(tool, executor)
         if kind == "client":
             self.pending.append(PendingCall(call.id, call.tool_name, call.raw_arguments, "client"))
             return []
@@ -214,8 +215,8 @@ class StepExecutor:
             if decision is None:
                 if call.approval_id is None:
                     call.approval_id = (
-                        self.approval_ids(call.id, call.tool_name, call.raw_arguments)
-                        if self.approval_ids is not None
+                        self.policy.approval_ids(call.id, call.tool_name, call.raw_arguments)
+                        if self.policy.approval_ids is not None
                         else new_approval_id()
                     )
                 reason = call.meta.get("_reasoningForCall")
@@ -249,10 +250,7 @@ class StepExecutor:
                     call.fail(error)
                     return events + self._finished(call)
         if kind == "latent":
-            if "_output" not in call.meta:
-                call.fail(InvalidArgs(f"{call.tool_name} is answered by you: fill `_output`"))
-            else:
-                call.succeed(ToolResult(call.meta["_output"]))
+            acts.answer_latent(call)
             return events + self._finished(call)
         assert executor is not None
         runnable.append((call, executor))
@@ -273,10 +271,7 @@ class StepExecutor:
         return None
 
     def _finished(self, call: Call) -> list[Event]:
-        event = result_event(call)
-        if self.on_result is None:
-            return [event]
-        return [event, *self.on_result(call)]
+        return [result_event(call), *acts.after_result(call, self.scope.state)]
 
     # --- running ----------------------------------------------------------------
 
@@ -287,7 +282,7 @@ class StepExecutor:
         executors = {call.id: executor for call, executor in runnable}
         waiting_ids = {p.call_id for p in self.pending}
         waiting = [call for call in self.calls if call.id in waiting_ids]
-        plan = plan_levels([call for call, _ in runnable], self.state, waiting)
+        plan = acts.plan([call for call, _ in runnable], self.scope.state, waiting)
         for call, _ in runnable:
             if call.id in plan.errors:
                 call.fail(plan.errors[call.id])
@@ -299,7 +294,9 @@ class StepExecutor:
 
     def _groups(self, runnable: list[tuple[Call, Executor]]) -> list[list[tuple[Call, Executor]]]:
         groups: list[list[tuple[Call, Executor]]] = []
-        size = {"parallel": 0, "sequential": 1}.get(self.strategy.kind, self.strategy.size)
+        size = {"parallel": 0, "sequential": 1}.get(
+            self.policy.strategy.kind, self.policy.strategy.size
+        )
         current: list[tuple[Call, Executor]] = []
         for item in runnable:
             tool = item[0].tool
@@ -348,18 +345,18 @@ class StepExecutor:
 
         # one timer for the group instead of one per call: they all started now
         timer = None
-        if self.default_timeout is not None:
-            timer = loop.call_later(self.default_timeout, expire)
+        if self.policy.tool_timeout is not None:
+            timer = loop.call_later(self.policy.tool_timeout, expire)
 
         def on_cancel() -> None:
-            loop.call_later(self.cancel_grace, hard_cancel)
+            loop.call_later(self.policy.cancel_grace, hard_cancel)
 
-        self.cancel.add_callback(on_cancel)
+        self.scope.cancel.add_callback(on_cancel)
 
         def close() -> None:
             if timer is not None:
                 timer.cancel()
-            self.cancel.remove_callback(on_cancel)
+            self.scope.cancel.remove_callback(on_cancel)
             for task in tasks:
                 if not task.done():
                     task.cancel()
@@ -368,20 +365,19 @@ class StepExecutor:
 
     def _context(
         self, call: Call, token: CancelToken, put: Callable[[Event | _Finished], None]
-    ) -> ToolContext:
+    ) -> ToolContext[DepsT]:
         name = call.tool_name
+        scope = self.scope
         return ToolContext(
             call.id,
             name,
             token,
-            self.state,
-            self.deps,
+            scope,
             call.meta,
             lambda text, fraction: put(ToolProgress(call.id, name, text, fraction)),
             lambda partial: put(ToolPartialOutput(call.id, name, partial)),
             put,
-            scope_for(call, self.state, self.run_ref),
-            self.run_ref,
+            acts.scope_for(call, scope.state, scope.input_text),
         )
 
     async def _run_one(
@@ -394,11 +390,13 @@ class StepExecutor:
         tool = call.tool
         assert tool is not None
         # a plain function without a ToolContext parameter never sees one: skip making it
-        token = self.cancel.child() if tool.uses_context else None
+        token = self.scope.cancel.child() if tool.uses_context else None
         ctx = self._context(call, token, put) if token is not None else None
         try:
             if call.deferred:
-                call.arguments = resolve(call.arguments, self.state, call.meta.get("_instance"))
+                call.arguments = acts.resolve(
+                    call.arguments, self.scope.state, call.meta.get("_instance")
+                )
                 call.validated = tool.validate(call.arguments)
             if tool.timeout is None:  # the group's timer enforces the default
                 value = await executor(call.validated, ctx)
@@ -414,17 +412,17 @@ class StepExecutor:
         except ToolError as exc:
             call.fail(exc)
         except asyncio.CancelledError:
-            if call.id in timed_out and self.default_timeout is not None:
+            if call.id in timed_out and self.policy.tool_timeout is not None:
                 if token is not None:
                     token.cancel("timed out")
-                call.fail(TimedOut(self.default_timeout))
+                call.fail(TimedOut(self.policy.tool_timeout))
             else:
-                call.fail(Cancelled(self.cancel.reason))
+                call.fail(Cancelled(self.scope.cancel.reason))
         except Exception as exc:  # a raising tool is a result the model sees, never a crash
             call.fail(ToolError(str(exc) or type(exc).__name__))
         finally:
             if token is not None:
-                self.cancel.release(token)
+                self.scope.cancel.release(token)
         put(_Finished(call))
 
 

@@ -7,8 +7,10 @@ loop cheap: a run appends to a list, it never copies or re-validates history.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from typing import Any, Literal, TypeAlias
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal, TypeAlias
+
+from pydantic import Field, TypeAdapter, ValidationError
 
 
 @dataclass(slots=True)
@@ -65,22 +67,27 @@ def as_messages(prompt: str | Message | list[Message]) -> list[Message]:
     return [prompt]
 
 
+MessageHistory: TypeAdapter[list[Message]] = TypeAdapter(
+    list[Annotated[Message, Field(discriminator="role")]]
+)
+"""Dumps and loads a conversation as JSON, e.g. to keep a paused run's history::
+
+    data = MessageHistory.dump_json(result.messages)
+    messages = MessageHistory.validate_json(data)
+"""
+
+_ONE: TypeAdapter[Message] = TypeAdapter(Annotated[Message, Field(discriminator="role")])
+
+
 def message_to_dict(message: Message) -> dict[str, Any]:
-    """A JSON-ready dict (for journals): the dataclass fields, ``role`` first."""
-    data = asdict(message)
-    return {"role": data.pop("role"), **{k: v for k, v in data.items() if v is not None}}
+    """A JSON-ready dict (for journals), without the fields that are None."""
+    data: dict[str, Any] = _ONE.dump_python(message, mode="json", exclude_none=True)
+    return data
 
 
 def message_from_dict(data: dict[str, Any]) -> Message:
-    role = data.get("role")
-    fields = {k: v for k, v in data.items() if k != "role"}
-    if role == "user":
-        return UserMessage(**fields)
-    if role == "system":
-        return SystemMessage(**fields)
-    if role == "tool":
-        return ToolResultMessage(**fields)
-    if role == "assistant":
-        calls = [ToolCallPart(**c) for c in fields.pop("tool_calls", [])]
-        return AssistantMessage(tool_calls=calls, **fields)
-    raise ValueError(f"unknown message role {role!r}")
+    """The message a dict from ``message_to_dict`` (or a journal) describes."""
+    try:
+        return _ONE.validate_python(data)
+    except ValidationError as exc:
+        raise ValueError(f"not a message: {exc.errors(include_url=False)[0]['msg']}") from None

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import typing
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, get_type_hints, overload
@@ -24,7 +25,7 @@ from pydantic import ValidationError as PydanticValidationError
 from .call import InvalidArgs, ToolResult, is_meta
 from .context import ToolContext
 
-Executor = Callable[[Any, ToolContext | None], Awaitable[Any]]
+Executor = Callable[[Any, "ToolContext[Any] | None"], Awaitable[Any]]
 Validator = Callable[[dict[str, Any]], Any]
 ApprovalPolicy = bool | Callable[[dict[str, Any]], bool]
 InputCallback = Callable[..., None]
@@ -280,7 +281,7 @@ def tool_from_function(
     fields: dict[str, Any] = {}
     for pname, param in signature.parameters.items():
         annotation = hints.get(pname, Any)
-        if isinstance(annotation, type) and issubclass(annotation, ToolContext):
+        if _is_context(annotation):
             context_param = pname
             continue
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
@@ -416,3 +417,9 @@ def as_result(value: Any) -> ToolResult:
     if isinstance(value, BaseModel):
         return ToolResult(value.model_dump(mode="json"))
     return ToolResult(value)
+
+
+def _is_context(annotation: Any) -> bool:
+    """``ToolContext`` or a parametrised ``ToolContext[Deps]`` marks the context parameter."""
+    origin = typing.get_origin(annotation) or annotation
+    return isinstance(origin, type) and issubclass(origin, ToolContext)

@@ -9,10 +9,10 @@ from typing import Any
 import httpx
 import pytest
 
-from callwright import Agent, ScriptedModel
+from callwright import Agent
 from callwright.events import ApprovalRequested, RunFinished, StepFinished
 from callwright.messages import AssistantMessage, ToolCallPart, ToolResultMessage, UserMessage
-from callwright.models import Usage
+from callwright.models import ScriptedModel, Usage
 from callwright.server import create_app
 from callwright.wire import WireError
 from callwright.wire.aisdk import (

@@ -11,8 +11,9 @@ from typing import Any
 import httpx
 import pytest
 
-from callwright import Agent, ScriptedModel
+from callwright import Agent
 from callwright.events import Event
+from callwright.models import ScriptedModel
 from callwright.wire._stream import stream_run
 from callwright.wire.agui import AGUIEncoder
 from callwright.wire.aisdk import AISDKEncoder

@@ -1,0 +1,135 @@
+"""What an agent's configuration and a run's result look like: shared by the stages."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic
+
+from pydantic import TypeAdapter
+from typing_extensions import TypeVar
+
+from ..call import Call
+from ..events import PendingCall, RunError, RunStatus
+from ..execute import ExecutionPolicy
+from ..messages import Message
+from ..models.base import Mode, Model, ToolChoice
+from ..usage import Usage
+
+OutputT = TypeVar("OutputT", default=str)
+"""The type of a run's output: ``str`` (the final text) unless ``output_type`` says otherwise."""
+
+
+@dataclass(slots=True)
+class StepInfo:
+    """What ``prepare_step`` and stop conditions see about the run so far."""
+
+    step: int
+    """The step number, from 1."""
+    messages: list[Message]
+    """The run's history (read it; do not change it)."""
+    last_calls: list[Call] = field(default_factory=list)
+    """The calls of the step that just finished."""
+    usage: Usage = field(default_factory=Usage)
+    """The run's usage so far."""
+
+
+@dataclass(slots=True)
+class StepPlan:
+    """What ``prepare_step`` may change for one step."""
+
+    active_tools: Sequence[str] | None = None
+    """Offer only these tools in this step (None: all)."""
+    tool_choice: ToolChoice | None = None
+    """``auto``, ``none``, ``required`` or a tool name to force."""
+
+
+StopCondition = Callable[[StepInfo], bool]
+
+
+def step_count_is(n: int) -> StopCondition:
+    """Stop after ``n`` steps."""
+    return lambda info: info.step >= n
+
+
+def has_tool_call(name: str) -> StopCondition:
+    """Stop after a step in which the model called ``name``."""
+    return lambda info: any(c.tool_name == name for c in info.last_calls)
+
+
+@dataclass(slots=True)
+class Limits:
+    """Bounds on one run: what a misbehaving model can cost at most."""
+
+    max_steps: int = 20
+    """Model calls per run; the last one is offered no tools."""
+    max_tokens: int | None = 1_000_000
+    """Input plus output tokens over the run (delegates included)."""
+    max_duration: float | None = 600.0
+    """Seconds of wall time before the run stops at the next step."""
+    max_identical_calls: int = 3
+    """Consecutive identical calls before a nudge; the second time, the run stops."""
+    tool_timeout: float | None = 300.0
+    """Seconds, for tools that set no timeout of their own."""
+    max_argument_bytes: int = 1_000_000
+    """Size of one call's argument JSON."""
+    max_json_depth: int = 32
+    """Nesting of one call's arguments."""
+
+
+@dataclass(frozen=True, slots=True)
+class OutputSpec:
+    """How a run's structured output is checked (no schema: the output is the final text)."""
+
+    schema: dict[str, Any] | None = None
+    """The JSON schema the model is shown."""
+    adapter: TypeAdapter[Any] | None = None
+    """Validates the model's output into the user's type; None for a raw schema."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunSettings:
+    """An agent's configuration as one run reads it: fixed for the run's life."""
+
+    model: Model
+    mode: Mode
+    instructions: str | None
+    output: OutputSpec
+    limits: Limits
+    execution: ExecutionPolicy
+    stop_when: tuple[StopCondition, ...] = ()
+    prepare_step: Callable[[StepInfo], StepPlan | None] | None = None
+    on_step_finish: Callable[[StepInfo], None] | None = None
+    max_delegate_depth: int = 3
+
+
+@dataclass(slots=True)
+class RunResult(Generic[OutputT]):
+    """How a run ended, and everything needed to continue the conversation."""
+
+    status: RunStatus
+    """completed, paused (waiting for approvals or client tools), stopped, cancelled, error."""
+    output: OutputT | None
+    """The final text or structured output (None unless completed or stopped)."""
+    messages: list[Message]
+    """The whole history: pass it to the next run (or dump it with ``MessageHistory``)."""
+    new_messages: list[Message]
+    """The messages this run added."""
+    usage: Usage
+    """Tokens and requests, delegates included."""
+    pending: list[PendingCall]
+    """The calls a paused run waits on."""
+    state: dict[str, Any]
+    """The run's shared state document as it ended."""
+    run_id: str
+    thread_id: str
+    reason: str | None = None
+    """Why a run stopped early (a limit, a loop)."""
+    error: RunError | None = None
+    """What ended a run with status ``error``."""
+
+
+def new_id(prefix: str) -> str:
+    """A server-made id: a prefix and 128 random bits."""
+    return f"{prefix}_{uuid.uuid4().hex}"

@@ -1,0 +1,266 @@
+"""``Agent``: the configuration a user writes once, and the ways to run it.
+
+An agent is safe to share between concurrent runs: each run reads a frozen
+``RunSettings`` taken from it when the run starts, and keeps its own state.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Generic, overload
+
+from pydantic import TypeAdapter
+
+from ..call import Decision
+from ..context import DepsT
+from ..execute import ApprovalIds, ExecutionPolicy, Strategy, as_strategy
+from ..messages import Message, as_messages
+from ..models import resolve_model
+from ..models.base import Mode, Model
+from ..tool import Tool
+from ..tool import tool as make_tool
+from ..toolbox import Toolbox
+from . import resume
+from ._types import (
+    Limits,
+    OutputSpec,
+    OutputT,
+    RunResult,
+    RunSettings,
+    StepInfo,
+    StepPlan,
+    StopCondition,
+    new_id,
+)
+from .loop import Run
+
+Prompt = str | Message | list[Message]
+"""What a run starts from: a user's text, one message, or several."""
+
+
+class Agent(Generic[DepsT, OutputT]):
+    """An agent: a model, tools, instructions, and how its runs are carried out.
+
+    ``Agent[DepsT, OutputT]``: ``deps`` reach tools as ``ToolContext[DepsT].deps``;
+    a run's ``result.output`` is an ``OutputT`` (the final text unless
+    ``output_type`` names a type or a JSON schema).
+    """
+
+    def __init__(
+        self,
+        model: Model | str | None = None,
+        tools: Toolbox | Iterable[Tool | Callable[..., Any]] = (),
+        *,
+        instructions: str | None = None,
+        output_type: type[OutputT] | dict[str, Any] | None = None,
+        deps_type: type[DepsT] | None = None,
+        deps: DepsT | None = None,
+        strategy: str | Strategy = "parallel",
+        stop_when: StopCondition | Sequence[StopCondition] = (),
+        max_steps: int | None = None,
+        limits: Limits | None = None,
+        prepare_step: Callable[[StepInfo], StepPlan | None] | None = None,
+        on_step_finish: Callable[[StepInfo], None] | None = None,
+        mode: Mode | None = None,
+        cancel_grace: float = 5.0,
+        max_delegate_depth: int = 3,
+    ) -> None:
+        """``max_steps`` is a shortcut for ``limits.max_steps`` and wins over it when both
+        are given. ``deps_type`` only informs type checkers."""
+        self.model = _resolve_model(model)
+        self.toolbox = tools if isinstance(tools, Toolbox) else Toolbox(tools)
+        self.instructions = instructions
+        self.output_type = output_type
+        self.output = _output_spec(output_type)
+        self.strategy = as_strategy(strategy)
+        self.stop_when = [stop_when] if callable(stop_when) else list(stop_when)
+        limits = limits or Limits()
+        if max_steps is not None:
+            limits = dataclasses.replace(limits, max_steps=max_steps)
+        self.limits = limits
+        self.prepare_step = prepare_step
+        self.on_step_finish = on_step_finish
+        if mode is not None and mode not in self.model.modes:
+            raise ValueError(f"model {self.model.name} does not support {mode} mode")
+        self.mode: Mode = mode or self.model.modes[0]
+        self.deps = deps
+        self.cancel_grace = cancel_grace
+        self.max_delegate_depth = max_delegate_depth
+
+    @property
+    def output_schema(self) -> dict[str, Any] | None:
+        """The JSON schema of the structured output the model is asked for, if any."""
+        return self.output.schema
+
+    @overload
+    def tool(self, func: Callable[..., Any], /) -> Tool: ...
+    @overload
+    def tool(self, /, **options: Any) -> Callable[[Callable[..., Any]], Tool]: ...
+    def tool(
+        self, func: Callable[..., Any] | None = None, /, **options: Any
+    ) -> Tool | Callable[[Callable[..., Any]], Tool]:
+        """Register a function as a tool of this agent (``@agent.tool`` or with options)."""
+
+        def register(fn: Callable[..., Any]) -> Tool:
+            return self.toolbox.add(make_tool(**options)(fn))
+
+        return register(func) if func is not None else register
+
+    def settings(self, approval_ids: ApprovalIds | None = None) -> RunSettings:
+        """The configuration one run reads, fixed when it starts."""
+        execution = ExecutionPolicy(
+            self.strategy, self.cancel_grace, self.limits.tool_timeout, approval_ids
+        )
+        return RunSettings(
+            model=self.model,
+            mode=self.mode,
+            instructions=self.instructions,
+            output=self.output,
+            limits=self.limits,
+            execution=execution,
+            stop_when=tuple(self.stop_when),
+            prepare_step=self.prepare_step,
+            on_step_finish=self.on_step_finish,
+            max_delegate_depth=self.max_delegate_depth,
+        )
+
+    def start(
+        self,
+        prompt: Prompt | None = None,
+        *,
+        messages: Sequence[Message] = (),
+        decisions: Mapping[str, Decision] | None = None,
+        client_tools: Iterable[Tool] = (),
+        allow_client_override: bool = False,
+        state: dict[str, Any] | None = None,
+        deps: DepsT | None = None,
+        run_id: str | None = None,
+        thread_id: str | None = None,
+        approval_ids: ApprovalIds | None = None,
+        depth: int = 0,
+    ) -> Run[DepsT, OutputT]:
+        """A new run, not started yet: iterate its ``events()`` to run it.
+
+        To resume a paused run, pass its ``messages`` and the ``decisions`` for its
+        pending approvals (keyed by call id). ``approval_ids`` makes the ids of
+        approval requests (e.g. signed ones, see ``callwright.store.ApprovalSigner``);
+        by default they are random. ``depth`` is set by delegation.
+        """
+        history = list(messages)
+        if prompt is not None:
+            history += as_messages(prompt)
+        if decisions:
+            resume.check_decisions(history, decisions)
+        toolbox = self.toolbox
+        client_tools = list(client_tools)
+        if client_tools:
+            toolbox = toolbox.with_client_tools(client_tools, allow_override=allow_client_override)
+        return Run(
+            self.settings(approval_ids),
+            history,
+            toolbox=toolbox,
+            decisions=decisions or {},
+            state=state,
+            deps=deps if deps is not None else self.deps,  # type: ignore[arg-type]
+            run_id=run_id or new_id("run"),
+            thread_id=thread_id or new_id("thread"),
+            new_from=len(messages),
+            depth=depth,
+        )
+
+    def stream(
+        self,
+        prompt: Prompt | None = None,
+        *,
+        messages: Sequence[Message] = (),
+        decisions: Mapping[str, Decision] | None = None,
+        client_tools: Iterable[Tool] = (),
+        state: dict[str, Any] | None = None,
+        deps: DepsT | None = None,
+        thread_id: str | None = None,
+    ) -> Run[DepsT, OutputT]:
+        """A run to iterate: ``async for event in agent.stream(...)``; ``run.result`` after."""
+        return self.start(
+            prompt,
+            messages=messages,
+            decisions=decisions,
+            client_tools=client_tools,
+            state=state,
+            deps=deps,
+            thread_id=thread_id,
+        )
+
+    async def run(
+        self,
+        prompt: Prompt | None = None,
+        *,
+        messages: Sequence[Message] = (),
+        decisions: Mapping[str, Decision] | None = None,
+        client_tools: Iterable[Tool] = (),
+        state: dict[str, Any] | None = None,
+        deps: DepsT | None = None,
+        thread_id: str | None = None,
+    ) -> RunResult[OutputT]:
+        """Run to completion (or to a pause) and return the result."""
+        run = self.stream(
+            prompt,
+            messages=messages,
+            decisions=decisions,
+            client_tools=client_tools,
+            state=state,
+            deps=deps,
+            thread_id=thread_id,
+        )
+        async for _ in run:
+            pass
+        assert run.result is not None
+        return run.result
+
+    def run_sync(
+        self,
+        prompt: Prompt | None = None,
+        *,
+        messages: Sequence[Message] = (),
+        decisions: Mapping[str, Decision] | None = None,
+        client_tools: Iterable[Tool] = (),
+        state: dict[str, Any] | None = None,
+        deps: DepsT | None = None,
+        thread_id: str | None = None,
+    ) -> RunResult[OutputT]:
+        """``run`` for code without an event loop (scripts, the REPL).
+
+        Inside a running loop it raises at once, before anything starts: await
+        ``run`` there instead.
+        """
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            pass
+        else:
+            raise RuntimeError("run_sync cannot be called from a running event loop: await run()")
+        return asyncio.run(
+            self.run(
+                prompt,
+                messages=messages,
+                decisions=decisions,
+                client_tools=client_tools,
+                state=state,
+                deps=deps,
+                thread_id=thread_id,
+            )
+        )
+
+
+def _output_spec(output_type: Any) -> OutputSpec:
+    if output_type is None or output_type is str:
+        return OutputSpec()
+    if isinstance(output_type, dict):
+        return OutputSpec(output_type)
+    adapter: TypeAdapter[Any] = TypeAdapter(output_type)
+    return OutputSpec(adapter.json_schema(), adapter)
+
+
+def _resolve_model(model: Model | str | None) -> Model:
+    return resolve_model(model) if model is None or isinstance(model, str) else model

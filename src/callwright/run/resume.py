@@ -1,0 +1,93 @@
+"""Continuing a conversation: the calls still open, the decisions for them, and the
+results merged back into the history in call order."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+
+from .. import acts
+from ..call import ArgumentBuffer, Call, CallState, Decision, Skipped, ToolError, split_meta
+from ..messages import AssistantMessage, Message, ToolResultMessage
+from ..toolbox import Toolbox
+
+
+def last_assistant_index(messages: list[Message]) -> int:
+    for i in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[i], AssistantMessage):
+            return i
+    return -1
+
+
+def _answered(messages: list[Message], index: int) -> set[str]:
+    return {m.call_id for m in messages[index + 1 :] if isinstance(m, ToolResultMessage)}
+
+
+def check_decisions(history: list[Message], decisions: Mapping[str, Decision]) -> None:
+    """A decision must answer a call of the last assistant message that has no result."""
+    index = last_assistant_index(history)
+    open_ids: set[str] = set()
+    if index >= 0:
+        message = history[index]
+        assert isinstance(message, AssistantMessage)
+        answered = _answered(history, index)
+        open_ids = {p.id for p in message.tool_calls if p.id not in answered}
+    unknown = sorted(set(decisions) - open_ids)
+    if unknown:
+        raise ValueError(
+            f"decisions for calls that are not waiting: {', '.join(unknown)} "
+            "(a decision answers a call of the last assistant message without a result)"
+        )
+
+
+def open_calls(messages: list[Message], toolbox: Toolbox) -> list[Call]:
+    """Calls of the last assistant message that have no result yet.
+
+    When the user wrote after that message instead of answering, each open call
+    is skipped: it gets its one result, and the model learns why.
+    """
+    index = last_assistant_index(messages)
+    if index < 0:
+        return []
+    message = messages[index]
+    assert isinstance(message, AssistantMessage)
+    answered = _answered(messages, index)
+    interrupted = any(not isinstance(m, ToolResultMessage) for m in messages[index + 1 :])
+    calls = []
+    for i, part in enumerate(message.tool_calls):
+        if part.id in answered:
+            continue
+        call = Call(part.id, part.name, i, toolbox.get(part.name), CallState.INPUT_AVAILABLE)
+        call.buffer = ArgumentBuffer(json.dumps(part.arguments))
+        if interrupted:
+            call.arguments, call.meta = split_meta(part.arguments)
+            call.fail(Skipped("Not executed: the user sent a new message instead."))
+        else:
+            try:
+                acts.restore_input(call, part.arguments)
+            except ToolError as exc:
+                call.fail(exc)
+        calls.append(call)
+    return calls
+
+
+def result_messages(calls: list[Call]) -> list[ToolResultMessage]:
+    """Each finished call's result, in call order (the model's order)."""
+    return [
+        ToolResultMessage(c.id, c.tool_name, c.model_text(), c.error is not None)
+        for c in calls
+        if c.done
+    ]
+
+
+def merge_results(messages: list[Message], results: list[ToolResultMessage]) -> None:
+    """Resuming: the results already in history and the new ones, sorted into call order."""
+    index = last_assistant_index(messages)
+    assistant = messages[index]
+    assert isinstance(assistant, AssistantMessage)
+    order = {part.id: i for i, part in enumerate(assistant.tool_calls)}
+    tail = messages[index + 1 :]
+    existing = [m for m in tail if isinstance(m, ToolResultMessage)]
+    others = [m for m in tail if not isinstance(m, ToolResultMessage)]
+    merged = sorted([*existing, *results], key=lambda m: order.get(m.call_id, len(order)))
+    messages[index + 1 :] = [*merged, *others]

@@ -1,0 +1,313 @@
+"""One model turn: prepare the request, stream the response into calls and events.
+
+A :class:`ModelTurn` takes the request and what it needs to judge the calls (the
+toolbox, the limits, the output spec, the state's instances) and returns a
+:class:`TurnOutcome` once its events are drained; it never touches the run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError as PydanticValidationError
+
+from .. import acts
+from ..call import OUTPUT_TOOL, Call, CallState, InvalidArgs, ToolError, ToolResult
+from ..compose import native_tools, output_tool, solution_schema
+from ..context import CancelToken
+from ..events import (
+    Event,
+    ReasoningDelta,
+    ReasoningEnd,
+    ReasoningStart,
+    RunError,
+    TextDelta,
+    TextEnd,
+    TextStart,
+    ToolCallArgs,
+    ToolCallEnd,
+    ToolCallStart,
+    ToolInputError,
+)
+from ..messages import AssistantMessage, Message, ToolCallPart
+from ..models.base import (
+    ErrorPart,
+    FinishPart,
+    Model,
+    ModelEvent,
+    ModelRequest,
+    ReasoningPart,
+    TextPart,
+    ToolCallDeltaPart,
+    ToolCallEndPart,
+    ToolCallStartPart,
+    ToolChoice,
+)
+from ..tool import Tool
+from ..toolbox import Toolbox
+from ..usage import Usage
+from ._types import Limits, OutputSpec, RunSettings, StepInfo
+
+
+class Composer:
+    """What the model is shown, cached between steps while the tools and instances stay."""
+
+    def __init__(self, settings: RunSettings, toolbox: Toolbox) -> None:
+        self._settings = settings
+        self._toolbox = toolbox
+        self._key: tuple[Any, ...] | None = None
+        self._composed: list[dict[str, Any]] | dict[str, Any] = []
+
+    def request(
+        self,
+        messages: list[Message],
+        step: int,
+        last_step: bool,
+        instances: list[str],
+        cancel: CancelToken,
+    ) -> ModelRequest:
+        """The request of one step; the last step is offered no tools."""
+        settings = self._settings
+        plan = settings.prepare_step(StepInfo(step, messages)) if settings.prepare_step else None
+        active = self._toolbox.select(plan.active_tools if plan else None)
+        choice: ToolChoice = plan.tool_choice if plan and plan.tool_choice else "auto"
+        if last_step:
+            active, choice = [], "none"
+        request = ModelRequest(
+            messages,
+            settings.instructions,
+            settings.mode,
+            tool_choice=choice,
+            output_schema=settings.output.schema,
+            cancel=cancel,
+            step=step,
+        )
+        key = (self._toolbox.version, tuple(t.name for t in active), tuple(instances))
+        if self._key != key:
+            self._key, self._composed = key, self._compose(active, instances)
+        if isinstance(self._composed, list):
+            request.tools = list(self._composed)
+        else:
+            request.solution_schema = self._composed
+        return request
+
+    def _compose(
+        self, active: list[Tool], instances: list[str]
+    ) -> list[dict[str, Any]] | dict[str, Any]:
+        output_schema = self._settings.output.schema
+        if self._settings.mode == "native":
+            tools = native_tools(active, self._toolbox, instances)
+            if output_schema is not None:
+                tools.append(output_tool(output_schema))
+            return tools
+        return solution_schema(active, self._toolbox, output_schema, instances=instances)
+
+
+@dataclass(slots=True)
+class TurnOutcome:
+    """What one model turn produced besides its events."""
+
+    reply: AssistantMessage
+    """The assistant message to append to the history."""
+    calls: list[Call] = field(default_factory=list)
+    """The calls, in the model's order (some may already have failed validation)."""
+    usage: Usage = field(default_factory=Usage)
+    finish: str = "stop"
+    error: RunError | None = None
+    """A provider error that ended the turn."""
+    output: Any = None
+    has_output: bool = False
+    """Whether the model handed over a valid structured output."""
+
+
+class ModelTurn:
+    """Streams one model response as canonical events; ``outcome`` is set once drained."""
+
+    def __init__(
+        self,
+        model: Model,
+        request: ModelRequest,
+        *,
+        toolbox: Toolbox,
+        limits: Limits,
+        output: OutputSpec,
+        instances: Sequence[str],
+        step: int,
+        message_id: str,
+    ) -> None:
+        self._model = model
+        self._request = request
+        self._toolbox = toolbox
+        self._limits = limits
+        self._output = output
+        self._instances = instances
+        self.step = step
+        self.message_id = message_id
+        self.outcome = TurnOutcome(AssistantMessage(id=message_id))
+        self._calls: dict[str, Call] = {}
+        self._text: list[str] = []
+        self._reasoning: list[str] = []
+        self._open_text: str | None = None
+        self._open_reasoning: str | None = None
+        self._segments = 0
+
+    async def events(self) -> AsyncIterator[Event]:
+        cancel = self._request.cancel
+        stream = self._model.stream(self._request)
+        try:
+            async for part in stream:
+                # the per-token parts first, without a list per part
+                if isinstance(part, TextPart) and self._open_text is not None:
+                    self._text.append(part.delta)
+                    yield TextDelta(self._open_text, part.delta)
+                elif isinstance(part, ToolCallDeltaPart):
+                    yield self._on_args(part)
+                else:
+                    for event in self._on_part(part):
+                        yield event
+                if cancel is not None and cancel.is_cancelled():
+                    break
+        finally:
+            close = getattr(stream, "aclose", None)
+            if close is not None:
+                await close()
+        for end in self._close_text(), self._close_reasoning():
+            if end is not None:
+                yield end
+        calls = list(self._calls.values())
+        for call in calls:
+            if call.state is CallState.INPUT_STREAMING:
+                yield self._complete_input(call)
+        self.outcome.calls = calls
+        self.outcome.reply = AssistantMessage(
+            "".join(self._text),
+            [ToolCallPart(c.id, c.tool_name, c.raw_arguments) for c in calls],
+            "".join(self._reasoning),
+            self.message_id,
+        )
+
+    def _on_args(self, part: ToolCallDeltaPart) -> Event:
+        call = self._calls[part.call_id]
+        call.buffer.append(part.delta)
+        if call.tool is not None and call.tool.on_input_delta is not None:
+            call.tool.on_input_delta(call, part.delta)
+        return ToolCallArgs(part.call_id, part.delta)
+
+    def _on_part(self, part: ModelEvent) -> list[Event]:
+        if isinstance(part, TextPart):
+            return self._on_text(part.delta)
+        if isinstance(part, ReasoningPart):
+            return self._on_reasoning(part.delta)
+        if isinstance(part, ToolCallStartPart):
+            return self._on_call_start(part)
+        if isinstance(part, ToolCallEndPart):
+            return [self._complete_input(self._calls[part.call_id])]
+        if isinstance(part, FinishPart):
+            self.outcome.usage, self.outcome.finish = part.usage, part.reason
+        elif isinstance(part, ErrorPart):
+            self.outcome.error = RunError(part.message, part.code)
+        return []
+
+    def _on_text(self, delta: str) -> list[Event]:
+        events: list[Event] = []
+        if (end := self._close_reasoning()) is not None:
+            events.append(end)
+        if self._open_text is None:
+            base = self.message_id
+            self._open_text = base if self._segments == 0 else f"{base}_{self._segments}"
+            self._segments += 1
+            events.append(TextStart(base, self._open_text))
+        self._text.append(delta)
+        events.append(TextDelta(self._open_text, delta))
+        return events
+
+    def _on_reasoning(self, delta: str) -> list[Event]:
+        events: list[Event] = []
+        if (end := self._close_text()) is not None:
+            events.append(end)
+        if self._open_reasoning is None:
+            self._open_reasoning = f"{self.message_id}_r{len(self._reasoning)}"
+            events.append(ReasoningStart(self.message_id, self._open_reasoning))
+        self._reasoning.append(delta)
+        events.append(ReasoningDelta(self._open_reasoning, delta))
+        return events
+
+    def _on_call_start(self, part: ToolCallStartPart) -> list[Event]:
+        events = [e for e in (self._close_text(), self._close_reasoning()) if e is not None]
+        tool = self._toolbox.get(part.name)
+        call = Call(part.call_id, part.name, len(self._calls), tool, message_id=self.message_id)
+        self._calls[part.call_id] = call
+        client = tool is not None and tool.client
+        title = tool.title if tool else None
+        events.append(ToolCallStart(part.call_id, part.name, self.message_id, title, client))
+        if tool is not None and tool.on_input_start is not None:
+            tool.on_input_start(call)
+        return events
+
+    def _close_text(self) -> Event | None:
+        open_text, self._open_text = self._open_text, None
+        return TextEnd(open_text) if open_text is not None else None
+
+    def _close_reasoning(self) -> Event | None:
+        open_reasoning, self._open_reasoning = self._open_reasoning, None
+        return ReasoningEnd(open_reasoning) if open_reasoning is not None else None
+
+    def _complete_input(self, call: Call) -> Event:
+        """Parse and check the finished arguments: input-available, or an input error."""
+        try:
+            text = call.buffer.text
+            parsed = parse_arguments(call, self._limits)
+            if call.tool_name == OUTPUT_TOOL and call.tool is None and self._output.schema:
+                self._accept_output(call, parsed)
+            else:
+                acts.complete_input(call, parsed, text, self._toolbox, self._instances)
+        except ToolError as exc:
+            call.fail(exc)
+            return ToolInputError(call.id, call.tool_name, call.buffer.partial(), exc.model_text())
+        if call.state is CallState.INPUT_STREAMING:
+            call.transition(CallState.INPUT_AVAILABLE)
+        tool = call.tool
+        if tool is not None and tool.on_input_available is not None:
+            tool.on_input_available(call)
+        client = bool(tool is not None and tool.client)
+        return ToolCallEnd(call.id, call.tool_name, call.raw_arguments, client)
+
+    def _accept_output(self, call: Call, value: dict[str, Any]) -> None:
+        call.arguments = value
+        adapter = self._output.adapter
+        try:
+            output = adapter.validate_python(value) if adapter is not None else value
+        except PydanticValidationError as exc:
+            raise InvalidArgs(str(exc)) from None
+        call.transition(CallState.INPUT_AVAILABLE)
+        call.succeed(ToolResult("Final result accepted."))
+        self.outcome.output, self.outcome.has_output = output, True
+
+
+def parse_arguments(call: Call, limits: Limits) -> dict[str, Any]:
+    """The call's complete argument JSON as an object, within the size and depth limits."""
+    text = call.buffer.text
+    if len(text) > limits.max_argument_bytes:
+        raise InvalidArgs(f"arguments exceed {limits.max_argument_bytes} bytes")
+    parsed = call.buffer.parse()
+    brackets = text.count("{") + text.count("[")  # an upper bound of the depth, in C
+    if brackets > limits.max_json_depth and json_depth(parsed) > limits.max_json_depth:
+        raise InvalidArgs(f"arguments nest deeper than {limits.max_json_depth} levels")
+    if not isinstance(parsed, dict):
+        raise InvalidArgs("arguments must be a JSON object")
+    return parsed
+
+
+def json_depth(value: Any) -> int:
+    """Nesting depth of a parsed JSON value, without recursion."""
+    depth = 0
+    level = [value]
+    while level:
+        containers = [v for v in level if isinstance(v, dict | list)]
+        if not containers:
+            break
+        depth += 1
+        level = [child for v in containers for child in (v.values() if isinstance(v, dict) else v)]
+    return depth
