@@ -2,7 +2,10 @@
 
 ``agui`` speaks AG-UI (``RunAgentInput`` in, AG-UI SSE events out) and ``aisdk``
 the Vercel AI SDK UI message stream (``useChat``'s body in, UI message chunks
-out). Neither needs a web framework; ``callwright.server`` serves both.
+out). Both encoders are built on ``_base.SSEEncoder`` (framing, response headers,
+dispatch, progress documents); each supplies its handlers. Neither needs a web
+framework; ``callwright.server`` serves both, with each encoder's ``headers`` and
+``close()`` trailer.
 """
 
 from ._common import (

@@ -43,16 +43,12 @@ Choices worth knowing:
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
 from typing import Any
 
 from ..call import Decision
 from ..events import (
     Custom,
-    Event,
     PendingCall,
-    ReasoningDelta,
     ReasoningEnd,
     ReasoningStart,
     RunError,
@@ -63,10 +59,8 @@ from ..events import (
     StepFinished,
     StepStarted,
     Subagent,
-    TextDelta,
     TextEnd,
     TextStart,
-    ToolCallArgs,
     ToolCallEnd,
     ToolCallResult,
     ToolCallStart,
@@ -82,21 +76,20 @@ from ..messages import (
     ToolResultMessage,
     UserMessage,
 )
-from ..toolbox import Toolbox
+from ._base import HEADERS, DeltaFrame, Payload, Payloads, SSEEncoder, major_version, on
 from ._common import (
     ApprovalClaim,
     RunInput,
     WireError,
     client_tools_from,
     parse_arguments,
-    quote,
     text_of,
-    to_json,
 )
+
+__all__ = ["HEADERS", "AGUIEncoder", "decode_messages", "decode_request", "wants_protocol_1"]
 
 ACTIVITY_TYPE = "tool-activity"
 INTERRUPT_REASON = "tool_call"
-CONTENT_TYPE = "text/event-stream"
 
 
 # --- request -> run input -------------------------------------------------------------
@@ -130,10 +123,8 @@ def wants_protocol_1(body: Any) -> bool:
     """Whether the client declared ``protocolVersion`` 1 or later (and so accepts 1.0-only
     fields). Clients before 1.0 send no version at all."""
     version = body.get("protocolVersion") if isinstance(body, dict) else None
-    if not isinstance(version, str):
-        return False
-    major = version.strip().lstrip("v").split(".")[0]
-    return major.isdigit() and int(major) >= 1
+    major = major_version(version) if isinstance(version, str) else None
+    return major is not None and major >= 1
 
 
 def decode_messages(raw: list[Any]) -> list[Message]:
@@ -262,64 +253,30 @@ def _id(item: dict[str, Any]) -> str | None:
 # --- canonical events -> frames ----------------------------------------------------------
 
 
-def frame(payload: dict[str, Any]) -> bytes:
-    return b"data: " + to_json(payload) + b"\n\n"
-
-
-class AGUIEncoder:
+class AGUIEncoder(SSEEncoder):
     """Encodes one run's canonical events as AG-UI SSE frames (``bytes``; ``b""`` = nothing).
 
-    One instance per run: it remembers the open approvals and tool activities.
+    One instance per run: it remembers the open tool activities.
     """
 
-    def __init__(self, *, protocol_1: bool = True, toolbox: Toolbox | None = None) -> None:
+    text_delta = DeltaFrame("TEXT_MESSAGE_CONTENT", "messageId")
+    reasoning_delta = DeltaFrame("REASONING_MESSAGE_CONTENT", "messageId")
+    args_delta = DeltaFrame("TOOL_CALL_ARGS", "toolCallId")
+    skip_empty_deltas = True
+
+    def __init__(self, *, protocol_1: bool = True) -> None:
+        super().__init__()
         self.protocol_1 = protocol_1
-        self._toolbox = toolbox
-        self._activity: dict[str, dict[str, Any]] = {}
-        self._dispatch: dict[str, Callable[[Any], bytes]] = {
-            RunStarted.type: self._run_started,
-            RunFinished.type: self._run_finished,
-            RunError.type: self._run_error,
-            StepStarted.type: self._step_started,
-            StepFinished.type: self._step_finished,
-            TextStart.type: self._text_start,
-            TextDelta.type: self._text_delta,
-            TextEnd.type: self._text_end,
-            ReasoningStart.type: self._reasoning_start,
-            ReasoningDelta.type: self._reasoning_delta,
-            ReasoningEnd.type: self._reasoning_end,
-            ToolCallStart.type: self._tool_start,
-            ToolCallArgs.type: self._tool_args,
-            ToolCallEnd.type: self._tool_end,
-            ToolInputError.type: self._tool_input_error,
-            ToolCallResult.type: self._tool_result,
-            ToolProgress.type: self._progress,
-            ToolPartialOutput.type: self._partial,
-            StateSnapshot.type: self._state_snapshot,
-            StateDelta.type: self._state_delta,
-            Custom.type: self._custom,
-            Subagent.type: self._subagent,
-        }
-
-    def encode(self, event: Event) -> bytes:
-        handler = self._dispatch.get(event.type)
-        return handler(event) if handler is not None else b""
-
-    def error(self, message: str, code: str) -> bytes:
-        """A RUN_ERROR frame for a failure outside the run (the server's own)."""
-        return frame({"type": "RUN_ERROR", "message": message, "code": code})
 
     # run and steps
 
-    def _run_started(self, e: RunStarted) -> bytes:
-        return frame({"type": "RUN_STARTED", "threadId": e.thread_id, "runId": e.run_id})
+    @on(RunStarted)
+    def _run_started(self, e: RunStarted) -> Payloads:
+        return {"type": "RUN_STARTED", "threadId": e.thread_id, "runId": e.run_id}
 
-    def _run_finished(self, e: RunFinished) -> bytes:
-        payload: dict[str, Any] = {
-            "type": "RUN_FINISHED",
-            "threadId": e.thread_id,
-            "runId": e.run_id,
-        }
+    @on(RunFinished)
+    def _run_finished(self, e: RunFinished) -> Payloads:
+        payload: Payload = {"type": "RUN_FINISHED", "threadId": e.thread_id, "runId": e.run_id}
         if e.output is not None and e.status != "paused":
             payload["result"] = e.output
         outcome = self._outcome(e)
@@ -334,117 +291,78 @@ class AGUIEncoder:
                     "totalTokens": usage.total_tokens,
                 }
             ]
-        return frame(payload)
+        return payload
 
-    def _outcome(self, e: RunFinished) -> dict[str, Any] | None:
+    def _outcome(self, e: RunFinished) -> Payload | None:
         approvals = [p for p in e.pending if p.kind == "approval" and p.approval_id]
         if approvals:
-            return {"type": "interrupt", "interrupts": [self._interrupt(p) for p in approvals]}
+            return {"type": "interrupt", "interrupts": [_interrupt(p) for p in approvals]}
         if not self.protocol_1:
             return None
         if e.status == "cancelled":
             return {"type": "cancelled"}
-        outcome: dict[str, Any] = {"type": "success"}
+        outcome: Payload = {"type": "success"}
         pending = [p.call_id for p in e.pending if p.kind == "client"]
         if pending:
             outcome["pendingToolCallIds"] = pending
         return outcome
 
-    def _interrupt(self, pending: PendingCall) -> dict[str, Any]:
-        message = f"Approve the call to {pending.tool_name}?"
-        if pending.reason_for_call:
-            message += f" Reason given: {pending.reason_for_call}"
-        schema: dict[str, Any] = {
-            "type": "object",
-            "properties": {"approved": {"type": "boolean"}, "reason": {"type": "string"}},
-            "required": ["approved"],
-        }
-        tool = self._toolbox.get(pending.tool_name) if self._toolbox is not None else None
-        if tool is not None and tool.allow_edits:
-            schema["properties"]["arguments"] = tool.parameters
-        return {
-            "id": pending.approval_id,
-            "reason": INTERRUPT_REASON,
-            "message": message,
-            "toolCallId": pending.call_id,
-            "responseSchema": schema,
-        }
+    @on(RunError)
+    def _run_error(self, e: RunError) -> Payloads:
+        return {"type": "RUN_ERROR", "message": e.message, "code": e.code}
 
-    def _run_error(self, e: RunError) -> bytes:
-        return frame({"type": "RUN_ERROR", "message": e.message, "code": e.code})
+    @on(StepStarted)
+    def _step_started(self, e: StepStarted) -> Payloads:
+        return {"type": "STEP_STARTED", "stepName": f"step-{e.step}"}
 
-    def _step_started(self, e: StepStarted) -> bytes:
-        return f'data: {{"type":"STEP_STARTED","stepName":"step-{e.step}"}}\n\n'.encode()
+    @on(StepFinished)
+    def _step_finished(self, e: StepFinished) -> Payloads:
+        return {"type": "STEP_FINISHED", "stepName": f"step-{e.step}"}
 
-    def _step_finished(self, e: StepFinished) -> bytes:
-        return f'data: {{"type":"STEP_FINISHED","stepName":"step-{e.step}"}}\n\n'.encode()
+    # text and reasoning (the deltas are the base's fast path)
 
-    # text and reasoning
+    @on(TextStart)
+    def _text_start(self, e: TextStart) -> Payloads:
+        return {"type": "TEXT_MESSAGE_START", "messageId": e.id, "role": "assistant"}
 
-    def _text_start(self, e: TextStart) -> bytes:
-        return (
-            f'data: {{"type":"TEXT_MESSAGE_START","messageId":{quote(e.id)},'
-            f'"role":"assistant"}}\n\n'.encode()
-        )
+    @on(TextEnd)
+    def _text_end(self, e: TextEnd) -> Payloads:
+        return {"type": "TEXT_MESSAGE_END", "messageId": e.id}
 
-    def _text_delta(self, e: TextDelta) -> bytes:
-        if not e.delta:
-            return b""
-        return (
-            f'data: {{"type":"TEXT_MESSAGE_CONTENT","messageId":{quote(e.id)},'
-            f'"delta":{quote(e.delta)}}}\n\n'.encode()
-        )
+    @on(ReasoningStart)
+    def _reasoning_start(self, e: ReasoningStart) -> Payloads:
+        return [
+            {"type": "REASONING_START", "messageId": e.id},
+            {"type": "REASONING_MESSAGE_START", "messageId": e.id, "role": "reasoning"},
+        ]
 
-    def _text_end(self, e: TextEnd) -> bytes:
-        return f'data: {{"type":"TEXT_MESSAGE_END","messageId":{quote(e.id)}}}\n\n'.encode()
-
-    def _reasoning_start(self, e: ReasoningStart) -> bytes:
-        mid = quote(e.id)
-        return (
-            f'data: {{"type":"REASONING_START","messageId":{mid}}}\n\n'
-            f'data: {{"type":"REASONING_MESSAGE_START","messageId":{mid},"role":"reasoning"}}\n\n'
-        ).encode()
-
-    def _reasoning_delta(self, e: ReasoningDelta) -> bytes:
-        if not e.delta:
-            return b""
-        return (
-            f'data: {{"type":"REASONING_MESSAGE_CONTENT","messageId":{quote(e.id)},'
-            f'"delta":{quote(e.delta)}}}\n\n'.encode()
-        )
-
-    def _reasoning_end(self, e: ReasoningEnd) -> bytes:
-        mid = quote(e.id)
-        return (
-            f'data: {{"type":"REASONING_MESSAGE_END","messageId":{mid}}}\n\n'
-            f'data: {{"type":"REASONING_END","messageId":{mid}}}\n\n'
-        ).encode()
+    @on(ReasoningEnd)
+    def _reasoning_end(self, e: ReasoningEnd) -> Payloads:
+        return [
+            {"type": "REASONING_MESSAGE_END", "messageId": e.id},
+            {"type": "REASONING_END", "messageId": e.id},
+        ]
 
     # tool calls
 
-    def _tool_start(self, e: ToolCallStart) -> bytes:
-        return (
-            f'data: {{"type":"TOOL_CALL_START","toolCallId":{quote(e.call_id)},'
-            f'"toolCallName":{quote(e.tool_name)},"parentMessageId":{quote(e.message_id)}}}\n\n'
-        ).encode()
+    @on(ToolCallStart)
+    def _tool_start(self, e: ToolCallStart) -> Payloads:
+        return {
+            "type": "TOOL_CALL_START",
+            "toolCallId": e.call_id,
+            "toolCallName": e.tool_name,
+            "parentMessageId": e.message_id,
+        }
 
-    def _tool_args(self, e: ToolCallArgs) -> bytes:
-        if not e.delta:
-            return b""
-        return (
-            f'data: {{"type":"TOOL_CALL_ARGS","toolCallId":{quote(e.call_id)},'
-            f'"delta":{quote(e.delta)}}}\n\n'.encode()
-        )
+    @on(ToolCallEnd, ToolInputError)
+    def _tool_end(self, e: ToolCallEnd | ToolInputError) -> Payloads:
+        # After an input error the call is closed here too; its error result follows
+        # as TOOL_CALL_RESULT.
+        return {"type": "TOOL_CALL_END", "toolCallId": e.call_id}
 
-    def _tool_end(self, e: ToolCallEnd | ToolInputError) -> bytes:
-        return f'data: {{"type":"TOOL_CALL_END","toolCallId":{quote(e.call_id)}}}\n\n'.encode()
-
-    def _tool_input_error(self, e: ToolInputError) -> bytes:
-        # The call is closed here; its error result follows as TOOL_CALL_RESULT.
-        return self._tool_end(e)
-
-    def _tool_result(self, e: ToolCallResult) -> bytes:
-        payload: dict[str, Any] = {
+    @on(ToolCallResult)
+    def _tool_result(self, e: ToolCallResult) -> Payloads:
+        result: Payload = {
             "type": "TOOL_CALL_RESULT",
             "messageId": f"result-{e.call_id}",
             "toolCallId": e.call_id,
@@ -452,50 +370,27 @@ class AGUIEncoder:
             "role": "tool",
         }
         if e.state != "output-available":
-            info: dict[str, Any] = {"state": e.state}
+            info: Payload = {"state": e.state}
             if e.error_kind:
                 info["errorKind"] = e.error_kind
-            payload["metadata"] = {"callwright": info}
-        out = frame(payload)
-        activity = self._activity.pop(e.call_id, None)
-        if activity is not None:
-            activity["status"] = "complete" if e.state == "output-available" else "error"
-            out = self._activity_frame(e.call_id, activity) + out
-        return out
+            result["metadata"] = {"callwright": info}
+        activity = self.progress.close(e)
+        return result if activity is None else [_activity(e.call_id, activity), result]
 
-    def _progress(self, e: ToolProgress) -> bytes:
-        content = self._activity_for(e.call_id, e.tool_name)
-        content["text"] = e.text
-        if e.fraction is not None:
-            content["fraction"] = e.fraction
-        return self._activity_frame(e.call_id, content)
+    @on(ToolProgress)
+    def _progress(self, e: ToolProgress) -> Payloads:
+        return _activity(e.call_id, self.progress.report(e))
 
-    def _partial(self, e: ToolPartialOutput) -> bytes:
-        content = self._activity_for(e.call_id, e.tool_name)
+    @on(ToolPartialOutput)
+    def _partial(self, e: ToolPartialOutput) -> Payloads:
+        content = self.progress.of(e.call_id, e.tool_name)
         content["output"] = e.output
-        return self._activity_frame(e.call_id, content)
-
-    def _activity_for(self, call_id: str, tool_name: str) -> dict[str, Any]:
-        content = self._activity.get(call_id)
-        if content is None:
-            content = {"toolCallId": call_id, "toolName": tool_name, "status": "running"}
-            self._activity[call_id] = content
-        return content
-
-    def _activity_frame(self, call_id: str, content: dict[str, Any]) -> bytes:
-        return frame(
-            {
-                "type": "ACTIVITY_SNAPSHOT",
-                "messageId": f"activity-{call_id}",
-                "activityType": ACTIVITY_TYPE,
-                "content": content,
-                "replace": True,
-            }
-        )
+        return _activity(e.call_id, content)
 
     # delegated sub-runs
 
-    def _subagent(self, e: Subagent, parent: str | None = None) -> bytes:
+    @on(Subagent)
+    def _subagent(self, e: Subagent, parent: str | None = None) -> Payloads:
         """A delegate's event, attributed to its sub-run (``subagentRunId``).
 
         The sub-run opens with SUBAGENT_STARTED (``parentToolCallId`` = the
@@ -507,7 +402,7 @@ class AGUIEncoder:
         if isinstance(inner, Subagent):
             return self._subagent(inner, e.run_id)
         if isinstance(inner, RunStarted):
-            started: dict[str, Any] = {
+            started: Payload = {
                 "type": "SUBAGENT_STARTED",
                 "subagentRunId": e.run_id,
                 "name": e.name,
@@ -515,45 +410,66 @@ class AGUIEncoder:
             }
             if parent is not None:
                 started["parentSubagentRunId"] = parent
-            return frame(started)
+            return started
         if isinstance(inner, RunFinished) and inner.status in ("completed", "stopped"):
-            finished: dict[str, Any] = {"type": "SUBAGENT_FINISHED", "subagentRunId": e.run_id}
+            finished: Payload = {"type": "SUBAGENT_FINISHED", "subagentRunId": e.run_id}
             if inner.output is not None:
                 finished["result"] = inner.output
             finished["outcome"] = {"type": "success"}
-            return frame(finished)
-        if isinstance(inner, RunFinished | RunError):
-            message = (
-                inner.message if isinstance(inner, RunError) else f"the sub-agent {inner.status}"
-            )
-            code = inner.code if isinstance(inner, RunError) else inner.status
-            return frame(
-                {
-                    "type": "SUBAGENT_ERROR",
-                    "subagentRunId": e.run_id,
-                    "message": message,
-                    "code": code,
-                }
-            )
+            return finished
+        if isinstance(inner, RunFinished):
+            return _subagent_error(e.run_id, f"the sub-agent {inner.status}", inner.status)
+        if isinstance(inner, RunError):
+            return _subagent_error(e.run_id, inner.message, inner.code)
         if isinstance(inner, StateSnapshot | StateDelta):
-            return b""
-        out = self.encode(inner)
-        if not out:
-            return out
-        attributed = b"".join(
-            frame({**json.loads(block[len(b"data: ") :]), "subagentRunId": e.run_id})
-            for block in out.split(b"\n\n")
-            if block
-        )
-        return attributed
+            return None
+        return [{**payload, "subagentRunId": e.run_id} for payload in self.payloads(inner)]
 
     # state and application events
 
-    def _state_snapshot(self, e: StateSnapshot) -> bytes:
-        return frame({"type": "STATE_SNAPSHOT", "snapshot": e.state})
+    @on(StateSnapshot)
+    def _state_snapshot(self, e: StateSnapshot) -> Payloads:
+        return {"type": "STATE_SNAPSHOT", "snapshot": e.state}
 
-    def _state_delta(self, e: StateDelta) -> bytes:
-        return frame({"type": "STATE_DELTA", "delta": e.patch})
+    @on(StateDelta)
+    def _state_delta(self, e: StateDelta) -> Payloads:
+        return {"type": "STATE_DELTA", "delta": e.patch}
 
-    def _custom(self, e: Custom) -> bytes:
-        return frame({"type": "CUSTOM", "name": e.name, "value": e.value})
+    @on(Custom)
+    def _custom(self, e: Custom) -> Payloads:
+        return {"type": "CUSTOM", "name": e.name, "value": e.value}
+
+
+def _interrupt(pending: PendingCall) -> Payload:
+    """One approval as an interrupt, answered by a ``resume`` entry of the next run."""
+    message = f"Approve the call to {pending.tool_name}?"
+    if pending.reason_for_call:
+        message += f" Reason given: {pending.reason_for_call}"
+    schema: Payload = {
+        "type": "object",
+        "properties": {"approved": {"type": "boolean"}, "reason": {"type": "string"}},
+        "required": ["approved"],
+    }
+    if pending.edit_schema is not None:
+        schema["properties"]["arguments"] = pending.edit_schema
+    return {
+        "id": pending.approval_id,
+        "reason": INTERRUPT_REASON,
+        "message": message,
+        "toolCallId": pending.call_id,
+        "responseSchema": schema,
+    }
+
+
+def _activity(call_id: str, content: Payload) -> Payload:
+    return {
+        "type": "ACTIVITY_SNAPSHOT",
+        "messageId": f"activity-{call_id}",
+        "activityType": ACTIVITY_TYPE,
+        "content": content,
+        "replace": True,
+    }
+
+
+def _subagent_error(run_id: str, message: str, code: str) -> Payload:
+    return {"type": "SUBAGENT_ERROR", "subagentRunId": run_id, "message": message, "code": code}

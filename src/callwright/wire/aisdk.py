@@ -40,15 +40,13 @@ Choices worth knowing:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from ..call import Decision, Denied, to_model_text
 from ..events import (
     ApprovalRequested,
     Custom,
-    Event,
-    ReasoningDelta,
     ReasoningEnd,
     ReasoningStart,
     RunError,
@@ -62,7 +60,6 @@ from ..events import (
     TextDelta,
     TextEnd,
     TextStart,
-    ToolCallArgs,
     ToolCallEnd,
     ToolCallResult,
     ToolCallStart,
@@ -78,25 +75,18 @@ from ..messages import (
     ToolResultMessage,
     UserMessage,
 )
+from ._base import DeltaFrame, Payload, Payloads, SSEEncoder, major_version, on, sse_headers
 from ._common import (
     ApprovalClaim,
     RunInput,
     WireError,
     client_tools_from,
     parse_arguments,
-    quote,
-    to_json,
 )
 
 VERSION_HEADER = "x-ai-sdk-version"
 SUPPORTED_VERSIONS = (5, 6, 7)
-HEADERS = {
-    "content-type": "text/event-stream",
-    "cache-control": "no-cache",
-    "connection": "keep-alive",
-    "x-vercel-ai-ui-message-stream": "v1",
-    "x-accel-buffering": "no",
-}
+HEADERS = sse_headers({"x-vercel-ai-ui-message-stream": "v1"})
 FINISH_REASONS = {
     5: frozenset({"stop", "length", "content-filter", "tool-calls", "error", "other", "unknown"}),
     6: frozenset({"stop", "length", "content-filter", "tool-calls", "error", "other"}),
@@ -113,12 +103,12 @@ def client_version(headers: Mapping[str, str], default: int = 6) -> int:
     raw = headers.get(VERSION_HEADER)
     if raw is None:
         return default
-    major = raw.strip().lstrip("v").split(".")[0]
-    if not major.isdigit() or int(major) not in SUPPORTED_VERSIONS:
+    major = major_version(raw)
+    if major not in SUPPORTED_VERSIONS:
         raise WireError(
             f"{VERSION_HEADER} must name ai 5, 6 or 7, not {raw!r}", "unsupported_version"
         )
-    return int(major)
+    return major
 
 
 # --- request -> run input ----------------------------------------------------------------
@@ -257,74 +247,43 @@ def _str(value: Any) -> str | None:
 # --- canonical events -> chunks ----------------------------------------------------------
 
 
-def chunk(payload: dict[str, Any]) -> bytes:
-    return b"data: " + to_json(payload) + b"\n\n"
-
-
-class AISDKEncoder:
+class AISDKEncoder(SSEEncoder):
     """Encodes one run's canonical events as UI message stream chunks (``b""`` = nothing)."""
+
+    headers = HEADERS
+    trailer = b"data: [DONE]\n\n"
+    text_delta = DeltaFrame("text-delta", "id")
+    reasoning_delta = DeltaFrame("reasoning-delta", "id")
+    args_delta = DeltaFrame("tool-input-delta", "toolCallId", "inputTextDelta")
 
     def __init__(self, *, version: int = 6, message_id: str | None = None) -> None:
         if version not in SUPPORTED_VERSIONS:
             raise ValueError(f"ai version must be one of {SUPPORTED_VERSIONS}")
+        super().__init__()
         self.version = version
         self.message_id = message_id
         self._finish = "stop"
         self._failed_input: set[str] = set()
-        self._progress: dict[str, dict[str, Any]] = {}
-        self._dispatch: dict[str, Callable[[Any], bytes]] = {
-            RunStarted.type: self._start,
-            RunFinished.type: self._finish_run,
-            RunError.type: self._error,
-            StepStarted.type: lambda e: b'data: {"type":"start-step"}\n\n',
-            StepFinished.type: self._step_finished,
-            TextStart.type: self._text_start,
-            TextDelta.type: self._text_delta,
-            TextEnd.type: self._text_end,
-            ReasoningStart.type: self._reasoning_start,
-            ReasoningDelta.type: self._reasoning_delta,
-            ReasoningEnd.type: self._reasoning_end,
-            ToolCallStart.type: self._tool_start,
-            ToolCallArgs.type: self._tool_args,
-            ToolCallEnd.type: self._tool_end,
-            ToolInputError.type: self._tool_input_error,
-            ApprovalRequested.type: self._approval,
-            ToolProgress.type: self._tool_progress,
-            Subagent.type: self._subagent,
-            ToolPartialOutput.type: self._partial,
-            ToolCallResult.type: self._result,
-            StateSnapshot.type: lambda e: chunk(
-                {"type": "data-state", "data": e.state, "transient": True}
-            ),
-            StateDelta.type: lambda e: chunk(
-                {"type": "data-state-delta", "data": e.patch, "transient": True}
-            ),
-            Custom.type: lambda e: chunk({"type": f"data-{e.name}", "data": e.value}),
-        }
-
-    def encode(self, event: Event) -> bytes:
-        handler = self._dispatch.get(event.type)
-        return handler(event) if handler is not None else b""
-
-    def error(self, message: str, code: str) -> bytes:
-        """An error chunk for a failure outside the run (the server's own)."""
-        return chunk({"type": "error", "errorText": f"[{code}] {message}"})
-
-    def close(self) -> bytes:
-        return b"data: [DONE]\n\n"
 
     # run and steps
 
-    def _start(self, e: RunStarted) -> bytes:
+    @on(RunStarted)
+    def _start(self, e: RunStarted) -> Payloads:
         if self.message_id is None:
             self.message_id = f"msg_{e.run_id}"
-        return chunk({"type": "start", "messageId": self.message_id})
+        return {"type": "start", "messageId": self.message_id}
 
-    def _step_finished(self, e: StepFinished) -> bytes:
+    @on(StepStarted)
+    def _step_started(self, e: StepStarted) -> Payloads:
+        return {"type": "start-step"}
+
+    @on(StepFinished)
+    def _step_finished(self, e: StepFinished) -> Payloads:
         self._finish = e.finish_reason
-        return b'data: {"type":"finish-step"}\n\n'
+        return {"type": "finish-step"}
 
-    def _finish_run(self, e: RunFinished) -> bytes:
+    @on(RunFinished)
+    def _finish_run(self, e: RunFinished) -> Payloads:
         if e.status == "paused":
             reason = "tool-calls"
         elif e.status == "cancelled":
@@ -333,80 +292,67 @@ class AISDKEncoder:
             reason = self._finish
         if reason not in FINISH_REASONS[self.version]:
             reason = "other"
-        return chunk({"type": "finish", "finishReason": reason})
+        return {"type": "finish", "finishReason": reason}
 
-    def _error(self, e: RunError) -> bytes:
-        return self.error(e.message, e.code)
+    @on(RunError)
+    def _error(self, e: RunError) -> Payloads:
+        return _error(e.message, e.code)
 
-    # text and reasoning
+    # text and reasoning (the deltas are the base's fast path)
 
-    def _text_start(self, e: TextStart) -> bytes:
-        return f'data: {{"type":"text-start","id":{quote(e.id)}}}\n\n'.encode()
+    @on(TextStart)
+    def _text_start(self, e: TextStart) -> Payloads:
+        return {"type": "text-start", "id": e.id}
 
-    def _text_delta(self, e: TextDelta) -> bytes:
-        return (
-            f'data: {{"type":"text-delta","id":{quote(e.id)},'
-            f'"delta":{quote(e.delta)}}}\n\n'.encode()
-        )
+    @on(TextEnd)
+    def _text_end(self, e: TextEnd) -> Payloads:
+        return {"type": "text-end", "id": e.id}
 
-    def _text_end(self, e: TextEnd) -> bytes:
-        return f'data: {{"type":"text-end","id":{quote(e.id)}}}\n\n'.encode()
+    @on(ReasoningStart)
+    def _reasoning_start(self, e: ReasoningStart) -> Payloads:
+        return {"type": "reasoning-start", "id": e.id}
 
-    def _reasoning_start(self, e: ReasoningStart) -> bytes:
-        return f'data: {{"type":"reasoning-start","id":{quote(e.id)}}}\n\n'.encode()
-
-    def _reasoning_delta(self, e: ReasoningDelta) -> bytes:
-        return (
-            f'data: {{"type":"reasoning-delta","id":{quote(e.id)},'
-            f'"delta":{quote(e.delta)}}}\n\n'.encode()
-        )
-
-    def _reasoning_end(self, e: ReasoningEnd) -> bytes:
-        return f'data: {{"type":"reasoning-end","id":{quote(e.id)}}}\n\n'.encode()
+    @on(ReasoningEnd)
+    def _reasoning_end(self, e: ReasoningEnd) -> Payloads:
+        return {"type": "reasoning-end", "id": e.id}
 
     # tool calls
 
-    def _tool_start(self, e: ToolCallStart) -> bytes:
-        payload: dict[str, Any] = {
+    @on(ToolCallStart)
+    def _tool_start(self, e: ToolCallStart) -> Payloads:
+        payload: Payload = {
             "type": "tool-input-start",
             "toolCallId": e.call_id,
             "toolName": e.tool_name,
         }
         if e.title is not None and self.version >= 6:
             payload["title"] = e.title
-        return chunk(payload)
+        return payload
 
-    def _tool_args(self, e: ToolCallArgs) -> bytes:
-        return (
-            f'data: {{"type":"tool-input-delta","toolCallId":{quote(e.call_id)},'
-            f'"inputTextDelta":{quote(e.delta)}}}\n\n'.encode()
-        )
+    @on(ToolCallEnd)
+    def _tool_end(self, e: ToolCallEnd) -> Payloads:
+        return {
+            "type": "tool-input-available",
+            "toolCallId": e.call_id,
+            "toolName": e.tool_name,
+            "input": e.arguments,
+        }
 
-    def _tool_end(self, e: ToolCallEnd) -> bytes:
-        return chunk(
-            {
-                "type": "tool-input-available",
-                "toolCallId": e.call_id,
-                "toolName": e.tool_name,
-                "input": e.arguments,
-            }
-        )
-
-    def _tool_input_error(self, e: ToolInputError) -> bytes:
+    @on(ToolInputError)
+    def _tool_input_error(self, e: ToolInputError) -> Payloads:
         self._failed_input.add(e.call_id)
-        return chunk(
-            {
-                "type": "tool-input-error",
-                "toolCallId": e.call_id,
-                "toolName": e.tool_name,
-                "input": e.input if e.input is not None else {},
-                "errorText": e.error,
-            }
-        )
+        return {
+            "type": "tool-input-error",
+            "toolCallId": e.call_id,
+            "toolName": e.tool_name,
+            "input": e.input if e.input is not None else {},
+            "errorText": e.error,
+        }
 
-    def _approval(self, e: ApprovalRequested) -> bytes:
+    @on(ApprovalRequested)
+    def _approval(self, e: ApprovalRequested) -> Payloads:
         if self.version < 6:
-            return self.error(
+            return _error(
                 f"the call to {e.tool_name} needs approval, which needs ai 6 or later "
                 f"(send the {VERSION_HEADER} header)",
                 "approval_unsupported",
@@ -418,35 +364,24 @@ class AISDKEncoder:
         }
         if e.reason_for_call and self.version >= 7:  # ai 7 shows it as approval.requestReason
             payload["reason"] = e.reason_for_call
-        return chunk(payload)
+        return payload
 
-    def _tool_progress(self, e: ToolProgress) -> bytes:
-        data = self._progress.get(e.call_id)
-        if data is None:
-            data = {"toolCallId": e.call_id, "toolName": e.tool_name, "status": "running"}
-            self._progress[e.call_id] = data
-        data["text"] = e.text
-        if e.fraction is not None:
-            data["fraction"] = e.fraction
-        return self._progress_chunk(e.call_id, data)
+    @on(ToolProgress)
+    def _tool_progress(self, e: ToolProgress) -> Payloads:
+        return _progress(e.call_id, self.progress.report(e))
 
-    def _progress_chunk(self, call_id: str, data: dict[str, Any]) -> bytes:
-        return chunk({"type": "data-tool-progress", "id": f"progress-{call_id}", "data": data})
-
-    def _subagent(self, e: Subagent) -> bytes:
+    @on(Subagent)
+    def _subagent(self, e: Subagent) -> Payloads:
         """A delegate's event, folded into the delegating call's progress part."""
         inner = e.event
-        data = self._progress.get(e.call_id)
-        if data is None:
-            data = {"toolCallId": e.call_id, "toolName": e.tool_name, "status": "running"}
-            self._progress[e.call_id] = data
+        data = self.progress.of(e.call_id, e.tool_name)
         sub = data.setdefault(
             "subagent",
             {"runId": e.run_id, "name": e.name, "status": "running", "text": "", "calls": []},
         )
         if isinstance(inner, TextDelta):
             sub["text"] += inner.delta
-            return b""  # sent whole when the segment ends: no quadratic resend per token
+            return None  # sent whole when the segment ends: no quadratic resend per token
         if isinstance(inner, ToolCallStart):
             sub["calls"].append(
                 {
@@ -468,35 +403,56 @@ class AISDKEncoder:
         elif isinstance(inner, RunError):
             sub["status"] = "error"
         elif not isinstance(inner, TextEnd):
-            return b""
-        return self._progress_chunk(e.call_id, data)
+            return None
+        return _progress(e.call_id, data)
 
-    def _partial(self, e: ToolPartialOutput) -> bytes:
-        return chunk(
-            {
-                "type": "tool-output-available",
-                "toolCallId": e.call_id,
-                "output": e.output,
-                "preliminary": True,
-            }
-        )
+    @on(ToolPartialOutput)
+    def _partial(self, e: ToolPartialOutput) -> Payloads:
+        return {
+            "type": "tool-output-available",
+            "toolCallId": e.call_id,
+            "output": e.output,
+            "preliminary": True,
+        }
 
-    def _result(self, e: ToolCallResult) -> bytes:
-        out = b""
-        data = self._progress.pop(e.call_id, None)
-        if data is not None:
-            data["status"] = "complete" if e.state == "output-available" else "error"
-            out = self._progress_chunk(e.call_id, data)
+    @on(ToolCallResult)
+    def _result(self, e: ToolCallResult) -> Payloads:
+        progress = self.progress.close(e)
+        out = [] if progress is None else [_progress(e.call_id, progress)]
         if e.state == "output-available":
-            payload = {"type": "tool-output-available", "toolCallId": e.call_id, "output": e.output}
+            out.append(
+                {"type": "tool-output-available", "toolCallId": e.call_id, "output": e.output}
+            )
         elif e.state == "output-denied" and self.version >= 6:
-            payload = {"type": "tool-output-denied", "toolCallId": e.call_id}
-        elif e.call_id in self._failed_input:  # already shown by tool-input-error
-            return out
-        else:
-            payload = {
-                "type": "tool-output-error",
-                "toolCallId": e.call_id,
-                "errorText": e.error or e.content,
-            }
-        return out + chunk(payload)
+            out.append({"type": "tool-output-denied", "toolCallId": e.call_id})
+        elif e.call_id not in self._failed_input:  # else already shown by tool-input-error
+            out.append(
+                {
+                    "type": "tool-output-error",
+                    "toolCallId": e.call_id,
+                    "errorText": e.error or e.content,
+                }
+            )
+        return out
+
+    # state and application events
+
+    @on(StateSnapshot)
+    def _state_snapshot(self, e: StateSnapshot) -> Payloads:
+        return {"type": "data-state", "data": e.state, "transient": True}
+
+    @on(StateDelta)
+    def _state_delta(self, e: StateDelta) -> Payloads:
+        return {"type": "data-state-delta", "data": e.patch, "transient": True}
+
+    @on(Custom)
+    def _custom(self, e: Custom) -> Payloads:
+        return {"type": f"data-{e.name}", "data": e.value}
+
+
+def _error(message: str, code: str) -> Payload:
+    return {"type": "error", "errorText": f"[{code}] {message}"}
+
+
+def _progress(call_id: str, data: Payload) -> Payload:
+    return {"type": "data-tool-progress", "id": f"progress-{call_id}", "data": data}
