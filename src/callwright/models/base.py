@@ -11,14 +11,15 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypeAlias, runtime_checkable
 
-from ..usage import Usage
+from ..usage import Usage as Usage
 
 if TYPE_CHECKING:
     from ..context import CancelToken
     from ..messages import Message
 
 Mode = Literal["native", "structured"]
-ToolChoice = Literal["auto", "none", "required"] | str  # a tool name forces that tool
+ToolChoice = Literal["auto", "none", "required"] | str
+"""``auto``, ``none``, ``required``, or a tool's name, which forces that tool."""
 
 
 @dataclass(slots=True)
@@ -30,12 +31,17 @@ class ModelRequest:
 
     messages: list[Message]
     instructions: str | None = None
+    """The system prompt."""
     mode: Mode = "native"
-    tools: list[dict[str, Any]] = field(default_factory=list)  # native definitions
+    tools: list[dict[str, Any]] = field(default_factory=list)
+    """Native tool definitions (``name``, ``description``, ``parameters``), native mode."""
     tool_choice: ToolChoice = "auto"
-    solution_schema: dict[str, Any] | None = None  # structured mode
+    solution_schema: dict[str, Any] | None = None
+    """The combined ``{meta, calls, output}`` schema, structured mode."""
     output_schema: dict[str, Any] | None = None
+    """The schema of a structured final answer; ``None`` for a text answer."""
     cancel: CancelToken | None = None
+    """The run's token: an adapter stops streaming and waiting once it fires."""
     step: int = 0
 
 
@@ -44,18 +50,24 @@ class ModelRequest:
 
 @dataclass(slots=True)
 class TextPart:
+    """A piece of the answer text."""
+
     type: ClassVar[str] = "text"
     delta: str
 
 
 @dataclass(slots=True)
 class ReasoningPart:
+    """A piece of the model's reasoning, shown apart from the answer."""
+
     type: ClassVar[str] = "reasoning"
     delta: str
 
 
 @dataclass(slots=True)
 class ToolCallStartPart:
+    """A tool call begins; its arguments follow as deltas."""
+
     type: ClassVar[str] = "tool-call-start"
     call_id: str
     name: str
@@ -63,6 +75,8 @@ class ToolCallStartPart:
 
 @dataclass(slots=True)
 class ToolCallDeltaPart:
+    """A piece of a call's JSON arguments; the pieces joined are the whole document."""
+
     type: ClassVar[str] = "tool-call-delta"
     call_id: str
     delta: str
@@ -70,14 +84,19 @@ class ToolCallDeltaPart:
 
 @dataclass(slots=True)
 class ToolCallEndPart:
+    """A call's arguments are complete."""
+
     type: ClassVar[str] = "tool-call-end"
     call_id: str
 
 
 @dataclass(slots=True)
 class FinishPart:
+    """The turn ended; always the last event of a turn that did not fail."""
+
     type: ClassVar[str] = "finish"
-    reason: str = "stop"  # stop | tool-calls | length | content-filter | error | other
+    reason: str = "stop"
+    """``stop``, ``tool-calls``, ``length``, ``content-filter``, ``error`` or ``other``."""
     usage: Usage = field(default_factory=Usage)
 
 

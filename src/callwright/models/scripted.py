@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ..usage import Usage
 from .base import (
     ErrorPart,
     FinishPart,
@@ -19,20 +20,26 @@ from .base import (
     ToolCallDeltaPart,
     ToolCallEndPart,
     ToolCallStartPart,
-    Usage,
 )
 
 
 @dataclass(slots=True)
 class ScriptedCall:
+    """A tool call the scripted model makes."""
+
     name: str
     arguments: dict[str, Any] | str
+    """The arguments, or their JSON text as the model should write it (valid or not)."""
     id: str | None = None
-    chunks: Sequence[str] | None = None  # the argument text split as it should stream
+    """The call id; ``call_<turn>_<item>`` when not given."""
+    chunks: Sequence[str] | None = None
+    """The argument text split as it should stream; one delta when not given."""
 
 
 @dataclass(slots=True)
 class ScriptedReasoning:
+    """Reasoning text the scripted model streams."""
+
     text: str
 
 
