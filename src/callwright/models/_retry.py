@@ -15,9 +15,9 @@ import asyncio
 import email.utils
 import random
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 from .base import ErrorPart, ModelEvent
 
@@ -31,9 +31,14 @@ RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504, 529})
 
 @dataclass(slots=True)
 class RetryPolicy:
-    max_attempts: int = 4  # the first try and three retries
+    """How often and how long a model request is retried."""
+
+    max_attempts: int = 4
+    """Attempts in all: the first try and three retries."""
     base_delay: float = 0.5
-    max_delay: float = 30.0  # a longer Retry-After is cut to this
+    """The first backoff in seconds; each retry doubles it."""
+    max_delay: float = 30.0
+    """The longest wait in seconds: a longer ``Retry-After`` is cut to this."""
 
     def backoff(self, attempt: int) -> float:
         """Exponential with jitter: 0.5 s, 1 s, 2 s ... (attempt counts from 0)."""
@@ -43,29 +48,55 @@ class RetryPolicy:
 
 @dataclass(slots=True)
 class Failure:
+    """What a failed request means: the text and code of its ErrorPart, and whether to retry."""
+
     message: str
     code: str
     retryable: bool
     retry_after: float | None = None
+    """The provider's own ``Retry-After``, in seconds, when it sent one."""
+
+
+class _Response(Protocol):
+    @property
+    def headers(self) -> Mapping[str, str]: ...
+
+
+@runtime_checkable
+class StatusError(Protocol):
+    """An HTTP error answer as the openai and anthropic SDKs raise it.
+
+    Both SDKs are generated from one template, so their ``APIStatusError`` classes have
+    this shape without sharing a base class; a protocol lets one typed function read
+    both without importing either SDK (they are optional extras).
+    """
+
+    @property
+    def status_code(self) -> int: ...
+    @property
+    def response(self) -> _Response: ...
+    @property
+    def body(self) -> object: ...
+    @property
+    def message(self) -> str: ...
 
 
 def classify(exc: BaseException) -> Failure:
     """What an exception from the openai / anthropic SDKs or httpx means for a retry.
 
-    Duck-typed on ``status_code`` / ``response`` so one function serves both SDKs.
+    The SDKs' timeout and connection errors have no common base either, so they are told
+    by their class names (``APITimeoutError``, ``APIConnectionError``, httpx's
+    ``ConnectTimeout``, ``NetworkError`` ...).
     """
-    status = getattr(exc, "status_code", None)
     name = type(exc).__name__
-    if isinstance(status, int):
-        response = getattr(exc, "response", None)
-        headers = getattr(response, "headers", None)
-        detail = _detail(exc)
+    if isinstance(exc, StatusError):
+        status = exc.status_code
         code = "rate_limited" if status == 429 else f"http_{status}"
         return Failure(
-            f"the model provider answered {status}: {detail}",
+            f"the model provider answered {status}: {_detail(exc)}",
             code,
             status in RETRY_STATUS,
-            retry_after_seconds(headers) if headers is not None else None,
+            retry_after_seconds(exc.response.headers),
         )
     if "Timeout" in name or isinstance(exc, TimeoutError):
         return Failure(f"the model provider timed out ({name})", "timeout", True)
@@ -74,24 +105,25 @@ def classify(exc: BaseException) -> Failure:
     return Failure(f"{name}: {exc}", "model_error", False)
 
 
-def _detail(exc: BaseException) -> str:
-    body = getattr(exc, "body", None)
+def _detail(exc: StatusError) -> str:
+    """The provider's own error message: ``{"error": {"message": ...}}`` in both APIs."""
+    body = exc.body
     if isinstance(body, dict):
         error = body.get("error", body)
         if isinstance(error, dict) and isinstance(error.get("message"), str):
             return str(error["message"])
-    return str(getattr(exc, "message", None) or exc)
+    return exc.message or str(exc)
 
 
-def retry_after_seconds(headers: Any) -> float | None:
+def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
     """``retry-after-ms``, then ``retry-after`` as seconds or an HTTP date."""
-    try:
-        ms = headers.get("retry-after-ms")
-        if ms is not None:
+    ms = headers.get("retry-after-ms")
+    if ms is not None:
+        try:
             return max(0.0, float(ms) / 1000)
-        value = headers.get("retry-after")
-    except AttributeError:
-        return None
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
     if value is None:
         return None
     try:
@@ -145,9 +177,8 @@ async def until_cancelled(stream: AsyncIterator[T], cancel: CancelToken | None) 
     finally:
         if waiter is not None:
             waiter.cancel()
-        close = getattr(stream, "aclose", None)
-        if close is not None:
-            await close()
+        if isinstance(stream, AsyncGenerator):
+            await stream.aclose()
 
 
 async def retrying(
