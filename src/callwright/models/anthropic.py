@@ -9,14 +9,17 @@ everywhere, so the structured mode would add nothing.
 Known limit: the run's messages keep reasoning as text without Anthropic's
 signature, so thinking blocks are not sent back in later turns; with extended
 thinking and tool use across turns Anthropic may ask for them.
+
+The ``anthropic`` package is the optional extra ``callwright[anthropic]``: this module
+imports it for the type checker only and inside ``_make_client`` (see ``_provider``),
+so it imports without it; ``AnthropicModel()`` then raises an ``ImportError`` naming
+the extra.
 """
 
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..messages import (
     AssistantMessage,
@@ -25,11 +28,11 @@ from ..messages import (
     ToolResultMessage,
     UserMessage,
 )
-from ._retry import RetryPolicy, retrying
+from ..usage import Usage
+from ._provider import Provider, ProviderModel, ToolDefinition
+from ._retry import RetryPolicy
 from .base import (
-    ErrorPart,
     FinishPart,
-    Mode,
     ModelEvent,
     ModelRequest,
     ReasoningPart,
@@ -37,8 +40,23 @@ from .base import (
     ToolCallDeltaPart,
     ToolCallEndPart,
     ToolCallStartPart,
-    Usage,
+    ToolChoice,
 )
+
+if TYPE_CHECKING:
+    from anthropic import AsyncAnthropic, AsyncStream
+    from anthropic.types import (
+        ContentBlock,
+        ContentBlockParam,
+        MessageDeltaUsage,
+        MessageParam,
+        RawContentBlockDelta,
+        RawMessageStreamEvent,
+        ToolChoiceParam,
+        ToolParam,
+        ToolResultBlockParam,
+    )
+    from anthropic.types import Usage as MessageUsage
 
 STOP_REASONS = {
     "end_turn": "stop",
@@ -49,9 +67,17 @@ STOP_REASONS = {
     "refusal": "content-filter",
 }
 
+ANTHROPIC = Provider("anthropic", "Anthropic", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL")
 
-class AnthropicModel:
+
+class AnthropicModel(ProviderModel["AsyncAnthropic", "RawMessageStreamEvent"]):
     """A Claude model. The key comes from ``api_key`` or ``ANTHROPIC_API_KEY``."""
+
+    provider = ANTHROPIC
+    max_tokens: int
+    """The answer's token limit, which the Messages API requires."""
+    thinking_budget: int | None
+    """Tokens for extended thinking; ``None`` leaves it off."""
 
     def __init__(
         self,
@@ -63,32 +89,57 @@ class AnthropicModel:
         thinking_budget: int | None = None,
         retry: RetryPolicy | None = None,
         timeout: float = 120.0,
-        client: Any = None,
+        client: AsyncAnthropic | None = None,
         **settings: Any,
     ) -> None:
-        self.model = model
-        self.name = f"anthropic:{model}"
-        self.modes: tuple[Mode, ...] = ("native",)
-        self._api_key = api_key
-        self.base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL")
+        super().__init__(
+            model,
+            modes=("native",),
+            api_key=api_key,
+            base_url=base_url,
+            retry=retry,
+            timeout=timeout,
+            client=client,
+            settings=settings,
+        )
         self.max_tokens = max_tokens
         self.thinking_budget = thinking_budget
-        self.retry = retry or RetryPolicy()
-        self.timeout = timeout
-        self.settings = settings
-        self._client = client
 
-    def _get_client(self) -> Any:
-        if self._client is None:
-            from anthropic import AsyncAnthropic
+    def _make_client(self, api_key: str, base_url: str | None, timeout: float) -> AsyncAnthropic:
+        from anthropic import AsyncAnthropic
 
-            key = self._api_key or os.environ.get("ANTHROPIC_API_KEY")
-            if not key:
-                raise ValueError("set ANTHROPIC_API_KEY or pass api_key=")
-            self._client = AsyncAnthropic(
-                api_key=key, base_url=self.base_url, max_retries=0, timeout=self.timeout
-            )
-        return self._client
+        return AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout)
+
+    async def _open(
+        self, client: AsyncAnthropic, request: ModelRequest
+    ) -> AsyncStream[RawMessageStreamEvent]:
+        # the body is a dict (it carries the user's settings), so the SDK's overloads cannot
+        # tell from it that ``stream`` is on; the annotation states what ``stream=True`` returns
+        response: AsyncStream[RawMessageStreamEvent] = await client.messages.create(
+            **self.params(request)
+        )
+        return response
+
+    def _decoder(self, request: ModelRequest) -> EventDecoder:
+        return EventDecoder()
+
+    def _tool(self, definition: ToolDefinition) -> ToolParam:
+        return {
+            "name": definition.name,
+            "description": definition.description,
+            "input_schema": definition.parameters,
+        }
+
+    def _tool_choice(self, choice: ToolChoice) -> ToolChoiceParam:
+        match choice:
+            case "auto":
+                return {"type": "auto"}
+            case "none":
+                return {"type": "none"}
+            case "required":
+                return {"type": "any"}
+            case name:
+                return {"type": "tool", "name": name}
 
     def params(self, request: ModelRequest) -> dict[str, Any]:
         """The Messages API request body for one step."""
@@ -104,114 +155,76 @@ class AnthropicModel:
             body["system"] = system
         if self.thinking_budget:
             body["thinking"] = {"type": "enabled", "budget_tokens": self.thinking_budget}
-        if request.tools:
-            body["tools"] = [
-                {
-                    "name": t["name"],
-                    "description": t.get("description") or "",
-                    "input_schema": t.get("parameters") or {"type": "object", "properties": {}},
-                }
-                for t in request.tools
-            ]
-            choice = request.tool_choice
-            body["tool_choice"] = (
-                {"type": "auto"}
-                if choice == "auto"
-                else {"type": "none"}
-                if choice == "none"
-                else {"type": "any"}
-                if choice == "required"
-                else {"type": "tool", "name": choice}
-            )
+        body.update(self.tool_params(request))
         return body
-
-    def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
-        return retrying(lambda: self._attempt(request), request.cancel, self.retry)
-
-    async def _attempt(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
-        try:
-            client = self._get_client()
-        except Exception as exc:
-            yield ErrorPart(f"cannot create the Anthropic client: {exc}", "configuration_error")
-            return
-        response = await client.messages.create(**self.params(request))
-        decoder = EventDecoder()
-        try:
-            async for event in response:
-                for part in decoder.event(event):
-                    yield part
-        finally:
-            close = getattr(response, "close", None)
-            if close is not None:
-                await close()
-        for part in decoder.finish():
-            yield part
 
 
 class EventDecoder:
-    """Messages API stream events -> model events."""
+    """Messages API stream events -> model events.
+
+    Events, content blocks and deltas are told apart by their ``type`` literals, the
+    discriminator the SDK's unions declare, so each branch reads one typed variant.
+    """
 
     def __init__(self) -> None:
-        self.blocks: dict[int, tuple[str, str | None]] = {}  # index -> (type, tool-use id)
+        self.calls: dict[int, str] = {}
+        """Block index -> tool-use id, for the ``tool_use`` blocks."""
         self.open_calls: list[str] = []
         self.usage = Usage(requests=1)
         self.stop_reason: str | None = None
-        self.finished = False
 
-    def event(self, event: Any) -> list[ModelEvent]:
-        kind = getattr(event, "type", None)
-        if kind == "message_start":
-            usage = getattr(event.message, "usage", None)
-            if usage is not None:
-                self.usage.input_tokens = _input_tokens(usage)
-                self.usage.output_tokens = int(getattr(usage, "output_tokens", 0) or 0)
-            return []
-        if kind == "content_block_start":
-            block = event.content_block
-            block_type = getattr(block, "type", "")
-            if block_type == "tool_use":
-                self.blocks[event.index] = ("tool_use", block.id)
+    def feed(self, event: RawMessageStreamEvent) -> list[ModelEvent]:
+        match event.type:
+            case "message_start":
+                usage: MessageUsage | None = event.message.usage
+                if usage is not None:
+                    self.usage.input_tokens = _input_tokens(usage)
+                    self.usage.output_tokens = usage.output_tokens or 0
+            case "content_block_start":
+                return self._block_start(event.index, event.content_block)
+            case "content_block_delta":
+                return self._delta(event.index, event.delta)
+            case "content_block_stop":
+                call_id = self.calls.get(event.index)
+                if call_id is not None and call_id in self.open_calls:
+                    self.open_calls.remove(call_id)
+                    return [ToolCallEndPart(call_id)]
+            case "message_delta":
+                if event.delta.stop_reason:
+                    self.stop_reason = event.delta.stop_reason
+                delta_usage: MessageDeltaUsage | None = event.usage
+                if delta_usage is not None:
+                    self.usage.output_tokens = delta_usage.output_tokens or 0
+                    if delta_usage.input_tokens:
+                        self.usage.input_tokens = _input_tokens(delta_usage)
+        return []
+
+    def _block_start(self, index: int, block: ContentBlock) -> list[ModelEvent]:
+        match block.type:
+            case "tool_use":
+                self.calls[index] = block.id
                 self.open_calls.append(block.id)
                 out: list[ModelEvent] = [ToolCallStartPart(block.id, block.name)]
-                initial = getattr(block, "input", None)
-                if initial:  # some recordings carry the whole input up front
-                    out.append(ToolCallDeltaPart(block.id, json.dumps(initial)))
+                if block.input:  # some recordings carry the whole input up front
+                    out.append(ToolCallDeltaPart(block.id, json.dumps(block.input)))
                 return out
-            self.blocks[event.index] = (block_type, None)
-            if block_type == "text" and getattr(block, "text", ""):
+            case "text" if block.text:
                 return [TextPart(block.text)]
-            if block_type == "thinking" and getattr(block, "thinking", ""):
+            case "thinking" if block.thinking:
                 return [ReasoningPart(block.thinking)]
-            return []
-        if kind == "content_block_delta":
-            delta = event.delta
-            delta_type = getattr(delta, "type", "")
-            if delta_type == "text_delta":
-                return [TextPart(delta.text)] if delta.text else []
-            if delta_type == "thinking_delta":
-                return [ReasoningPart(delta.thinking)] if delta.thinking else []
-            if delta_type == "input_json_delta":
-                _, call_id = self.blocks.get(event.index, ("", None))
+        return []
+
+    def _delta(self, index: int, delta: RawContentBlockDelta) -> list[ModelEvent]:
+        match delta.type:
+            case "text_delta" if delta.text:
+                return [TextPart(delta.text)]
+            case "thinking_delta" if delta.thinking:
+                return [ReasoningPart(delta.thinking)]
+            case "input_json_delta":
+                call_id = self.calls.get(index)
                 if call_id is not None and delta.partial_json:
                     return [ToolCallDeltaPart(call_id, delta.partial_json)]
-            return []  # signature and citation deltas have no place in the event stream
-        if kind == "content_block_stop":
-            block_type, call_id = self.blocks.get(event.index, ("", None))
-            if block_type == "tool_use" and call_id is not None and call_id in self.open_calls:
-                self.open_calls.remove(call_id)
-                return [ToolCallEndPart(call_id)]
-            return []
-        if kind == "message_delta":
-            reason = getattr(event.delta, "stop_reason", None)
-            if reason:
-                self.stop_reason = reason
-            usage = getattr(event, "usage", None)
-            if usage is not None:
-                self.usage.output_tokens = int(getattr(usage, "output_tokens", 0) or 0)
-                if getattr(usage, "input_tokens", None):
-                    self.usage.input_tokens = _input_tokens(usage)
-            return []
-        return []
+        return []  # signature and citation deltas have no place in the event stream
 
     def finish(self) -> list[ModelEvent]:
         out: list[ModelEvent] = [ToolCallEndPart(call_id) for call_id in self.open_calls]
@@ -221,32 +234,33 @@ class EventDecoder:
         return out
 
 
-def _input_tokens(usage: Any) -> int:
+def _input_tokens(usage: MessageUsage | MessageDeltaUsage) -> int:
     """Input tokens including the cached ones, which Anthropic counts apart."""
-    total = int(getattr(usage, "input_tokens", 0) or 0)
-    for key in ("cache_creation_input_tokens", "cache_read_input_tokens"):
-        total += int(getattr(usage, key, 0) or 0)
-    return total
+    return (
+        (usage.input_tokens or 0)
+        + (usage.cache_creation_input_tokens or 0)
+        + (usage.cache_read_input_tokens or 0)
+    )
 
 
 def anthropic_messages(
     messages: list[Message], instructions: str | None
-) -> tuple[str, list[dict[str, Any]]]:
+) -> tuple[str, list[MessageParam]]:
     """The system text and the alternating user/assistant turns Anthropic expects.
 
     Tool results become ``tool_result`` blocks of a user turn; consecutive turns
     of one role are merged into one.
     """
     system = [instructions] if instructions else []
-    out: list[dict[str, Any]] = []
+    turns: list[tuple[Literal["user", "assistant"], list[ContentBlockParam]]] = []
 
-    def add(role: str, blocks: list[dict[str, Any]]) -> None:
+    def add(role: Literal["user", "assistant"], blocks: list[ContentBlockParam]) -> None:
         if not blocks:
             return
-        if out and out[-1]["role"] == role:
-            out[-1]["content"].extend(blocks)
+        if turns and turns[-1][0] == role:
+            turns[-1][1].extend(blocks)
         else:
-            out.append({"role": role, "content": blocks})
+            turns.append((role, blocks))
 
     for m in messages:
         if isinstance(m, SystemMessage):
@@ -254,7 +268,7 @@ def anthropic_messages(
         elif isinstance(m, UserMessage):
             add("user", [{"type": "text", "text": m.content}])
         elif isinstance(m, AssistantMessage):
-            blocks: list[dict[str, Any]] = []
+            blocks: list[ContentBlockParam] = []
             if m.text:
                 blocks.append({"type": "text", "text": m.text})
             blocks += [
@@ -263,12 +277,18 @@ def anthropic_messages(
             ]
             add("assistant", blocks)
         elif isinstance(m, ToolResultMessage):
-            block: dict[str, Any] = {
+            result: ToolResultBlockParam = {
                 "type": "tool_result",
                 "tool_use_id": m.call_id,
                 "content": m.content,
             }
             if m.is_error:
-                block["is_error"] = True
-            add("user", [block])
-    return "\n\n".join(system), out
+                result["is_error"] = True
+            add("user", [result])
+    return "\n\n".join(system), [_turn(role, blocks) for role, blocks in turns]
+
+
+def _turn(role: Literal["user", "assistant"], blocks: list[ContentBlockParam]) -> MessageParam:
+    if role == "user":
+        return {"role": "user", "content": blocks}
+    return {"role": "assistant", "content": blocks}

@@ -10,15 +10,17 @@ Servers differ in small ways this adapter absorbs: some repeat the call id and
 name in every chunk, some omit the index, some stream reasoning as
 ``reasoning_content`` (llama.cpp, DeepSeek) or ``reasoning`` (vLLM, OpenRouter),
 some send usage only when asked with ``stream_options``.
+
+The ``openai`` package is the optional extra ``callwright[openai]``: this module imports
+it for the type checker only and inside ``_make_client`` (see ``_provider``), so it
+imports without it; ``OpenAIModel()`` then raises an ``ImportError`` naming the extra.
 """
 
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..messages import (
     AssistantMessage,
@@ -27,10 +29,11 @@ from ..messages import (
     ToolResultMessage,
     UserMessage,
 )
-from ._retry import RetryPolicy, retrying
+from ..usage import Usage
+from ._provider import Provider, ProviderModel, ToolDefinition
+from ._retry import RetryPolicy
 from ._solution import SolutionStream, bound_schema, conversation, fit_schema, system_prompt
 from .base import (
-    ErrorPart,
     FinishPart,
     Mode,
     ModelEvent,
@@ -40,8 +43,20 @@ from .base import (
     ToolCallDeltaPart,
     ToolCallEndPart,
     ToolCallStartPart,
-    Usage,
+    ToolChoice,
 )
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI, AsyncStream
+    from openai.types import CompletionUsage
+    from openai.types.chat import (
+        ChatCompletionAssistantMessageParam,
+        ChatCompletionChunk,
+        ChatCompletionMessageParam,
+        ChatCompletionToolChoiceOptionParam,
+        ChatCompletionToolParam,
+    )
+    from openai.types.chat.chat_completion_chunk import ChoiceDelta, ChoiceDeltaToolCall
 
 FINISH_REASONS = {
     "stop": "stop",
@@ -51,16 +66,24 @@ FINISH_REASONS = {
     "content_filter": "content-filter",
 }
 
+OPENAI = Provider(
+    "openai", "OpenAI", "OPENAI_API_KEY", "OPENAI_BASE_URL", keyless_with_base_url=True
+)
 
-class OpenAIModel:
+
+class OpenAIModel(ProviderModel["AsyncOpenAI", "ChatCompletionChunk"]):
     """An OpenAI-compatible chat model.
 
     ``base_url`` (or ``OPENAI_BASE_URL``) points at any compatible server; the key
-    comes from ``api_key`` or ``OPENAI_API_KEY`` (a local server needs none).
+    comes from ``api_key`` or ``OPENAI_API_KEY`` (a server at a ``base_url`` needs none).
     ``settings`` go into every request as they are (temperature, max_tokens, seed...).
     ``max_string`` bounds the structured-mode schema (``maxLength`` on free strings,
     one call per step, empty ``meta``) for small models that ramble.
     """
+
+    provider = OPENAI
+    max_string: int | None
+    """Bounds free strings in the structured-mode schema; ``None`` leaves it as it is."""
 
     def __init__(
         self,
@@ -71,32 +94,56 @@ class OpenAIModel:
         mode: Mode | None = None,
         retry: RetryPolicy | None = None,
         timeout: float = 120.0,
-        client: Any = None,
+        client: AsyncOpenAI | None = None,
         max_string: int | None = None,
         **settings: Any,
     ) -> None:
-        self.model = model
+        super().__init__(
+            model,
+            modes=(mode,) if mode else ("native", "structured"),
+            api_key=api_key,
+            base_url=base_url,
+            retry=retry,
+            timeout=timeout,
+            client=client,
+            settings=settings,
+        )
         self.max_string = max_string
-        self.name = f"openai:{model}"
-        self.modes: tuple[Mode, ...] = (mode,) if mode else ("native", "structured")
-        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL")
-        self._api_key = api_key
-        self.retry = retry or RetryPolicy()
-        self.timeout = timeout
-        self.settings = settings
-        self._client = client
 
-    def _get_client(self) -> Any:
-        if self._client is None:
-            from openai import AsyncOpenAI
+    def _make_client(self, api_key: str, base_url: str | None, timeout: float) -> AsyncOpenAI:
+        from openai import AsyncOpenAI
 
-            key = self._api_key or os.environ.get("OPENAI_API_KEY")
-            if not key and self.base_url:
-                key = "not-needed"  # local servers accept anything
-            self._client = AsyncOpenAI(
-                api_key=key, base_url=self.base_url, max_retries=0, timeout=self.timeout
-            )
-        return self._client
+        return AsyncOpenAI(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout)
+
+    async def _open(
+        self, client: AsyncOpenAI, request: ModelRequest
+    ) -> AsyncStream[ChatCompletionChunk]:
+        # the body is a dict (it carries the user's settings), so the SDK's overloads cannot
+        # tell from it that ``stream`` is on; the annotation states what ``stream=True`` returns
+        response: AsyncStream[ChatCompletionChunk] = await client.chat.completions.create(
+            **self.params(request)
+        )
+        return response
+
+    def _decoder(self, request: ModelRequest) -> _ChunkDecoder:
+        return _ChunkDecoder(request)
+
+    def _tool(self, definition: ToolDefinition) -> ChatCompletionToolParam:
+        return {
+            "type": "function",
+            "function": {
+                "name": definition.name,
+                "description": definition.description,
+                "parameters": definition.parameters,
+            },
+        }
+
+    def _tool_choice(self, choice: ToolChoice) -> ChatCompletionToolChoiceOptionParam:
+        match choice:
+            case "auto" | "none" | "required":
+                return choice
+            case name:
+                return {"type": "function", "function": {"name": name}}
 
     def params(self, request: ModelRequest) -> dict[str, Any]:
         """The Chat Completions request body for one step."""
@@ -112,58 +159,16 @@ class OpenAIModel:
                 schema = bound_schema(
                     schema, max_calls=1, max_string=self.max_string, max_output=self.max_string * 4
                 )
-            messages: list[dict[str, Any]] = [
-                {"role": "system", "content": system_prompt(request.instructions, schema)}
-            ]
-            messages += conversation(request.messages)
-            body["messages"] = messages
+            system = {"role": "system", "content": system_prompt(request.instructions, schema)}
+            body["messages"] = [system, *conversation(request.messages)]
             body["response_format"] = {
                 "type": "json_schema",
                 "json_schema": {"name": "solution", "schema": schema, "strict": False},
             }
             return body
         body["messages"] = chat_messages(request.messages, request.instructions)
-        if request.tools:
-            body["tools"] = [
-                {
-                    "type": "function",
-                    "function": {
-                        "name": t["name"],
-                        "description": t.get("description") or "",
-                        "parameters": t.get("parameters") or {"type": "object", "properties": {}},
-                    },
-                }
-                for t in request.tools
-            ]
-            choice = request.tool_choice
-            body["tool_choice"] = (
-                choice
-                if choice in ("auto", "none", "required")
-                else {"type": "function", "function": {"name": choice}}
-            )
+        body.update(self.tool_params(request))
         return body
-
-    def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
-        return retrying(lambda: self._attempt(request), request.cancel, self.retry)
-
-    async def _attempt(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
-        try:
-            client = self._get_client()
-        except Exception as exc:  # no key: the SDK refuses to build a client
-            yield ErrorPart(f"cannot create the OpenAI client: {exc}", "configuration_error")
-            return
-        response = await client.chat.completions.create(**self.params(request))
-        decoder = _ChunkDecoder(request)
-        try:
-            async for chunk in response:
-                for event in decoder.chunk(chunk):
-                    yield event
-        finally:
-            close = getattr(response, "close", None)
-            if close is not None:
-                await close()
-        for event in decoder.finish():
-            yield event
 
 
 @dataclass(slots=True)
@@ -171,11 +176,17 @@ class _OpenCall:
     call_id: str | None = None
     name: str = ""
     started: bool = False
-    waiting: list[str] = field(default_factory=list)  # arguments that came before the name
+    waiting: list[str] = field(default_factory=list)
+    """Argument pieces that came before the name."""
 
 
 class _ChunkDecoder:
-    """Chat Completions chunks -> model events, merging tool-call pieces by index."""
+    """Chat Completions chunks -> model events, merging tool-call pieces by index.
+
+    The SDK builds chunks without validating them, so a field its types declare may
+    still be missing (``None``) when a compatible server leaves it out; the local
+    annotations below widen those types where servers are known to.
+    """
 
     def __init__(self, request: ModelRequest) -> None:
         self.structured = request.mode == "structured"
@@ -186,36 +197,38 @@ class _ChunkDecoder:
         self.finish_reason: str | None = None
         self._fallback_id = 0
 
-    def chunk(self, chunk: Any) -> list[ModelEvent]:
+    def feed(self, chunk: ChatCompletionChunk) -> list[ModelEvent]:
         out: list[ModelEvent] = []
-        usage = getattr(chunk, "usage", None)
+        usage: CompletionUsage | None = chunk.usage
         if usage is not None:
-            self.usage = Usage(
-                int(getattr(usage, "prompt_tokens", 0) or 0),
-                int(getattr(usage, "completion_tokens", 0) or 0),
-                1,
-            )
-        for choice in getattr(chunk, "choices", None) or []:
-            if getattr(choice, "index", 0) not in (0, None):
+            self.usage = Usage(usage.prompt_tokens or 0, usage.completion_tokens or 0, 1)
+        for choice in chunk.choices or ():
+            index: int | None = choice.index
+            if index not in (0, None):
                 continue
-            delta = choice.delta
+            delta: ChoiceDelta | None = choice.delta
             if delta is not None:
-                reasoning = _reasoning(delta)
-                if reasoning:
-                    out.append(ReasoningPart(reasoning))
-                if delta.content:
-                    if self.structured:
-                        out += self.solution.feed(delta.content)
-                    else:
-                        out.append(TextPart(delta.content))
-                for piece in delta.tool_calls or []:
-                    out += self._tool_piece(piece)
+                out += self._delta(delta)
             if choice.finish_reason:
                 self.finish_reason = choice.finish_reason
         return out
 
-    def _tool_piece(self, piece: Any) -> list[ModelEvent]:
-        index = piece.index
+    def _delta(self, delta: ChoiceDelta) -> list[ModelEvent]:
+        out: list[ModelEvent] = []
+        reasoning = _reasoning(delta)
+        if reasoning:
+            out.append(ReasoningPart(reasoning))
+        if delta.content:
+            if self.structured:
+                out += self.solution.feed(delta.content)
+            else:
+                out.append(TextPart(delta.content))
+        for piece in delta.tool_calls or ():
+            out += self._tool_piece(piece)
+        return out
+
+    def _tool_piece(self, piece: ChoiceDeltaToolCall) -> list[ModelEvent]:
+        index: int | None = piece.index
         piece_id = piece.id or None
         if index is None:  # some servers leave it out: a new id means a new call
             known = {c.call_id for c in self.calls.values()}
@@ -267,18 +280,23 @@ class _ChunkDecoder:
         return out
 
 
-def _reasoning(delta: Any) -> str | None:
-    extra = getattr(delta, "model_extra", None) or {}
+def _reasoning(delta: ChoiceDelta) -> str | None:
+    """Reasoning text, which the Chat Completions types do not declare: compatible servers
+    send it as ``reasoning_content`` (llama.cpp, DeepSeek) or ``reasoning`` (vLLM,
+    OpenRouter), and the SDK keeps undeclared fields in ``model_extra``."""
+    extra = delta.model_extra or {}
     for key in ("reasoning_content", "reasoning"):
-        value = getattr(delta, key, None) or extra.get(key)
+        value = extra.get(key)
         if isinstance(value, str) and value:
             return value
     return None
 
 
-def chat_messages(messages: list[Message], instructions: str | None) -> list[dict[str, Any]]:
+def chat_messages(
+    messages: list[Message], instructions: str | None
+) -> list[ChatCompletionMessageParam]:
     """The run's messages in Chat Completions shape (native mode)."""
-    out: list[dict[str, Any]] = []
+    out: list[ChatCompletionMessageParam] = []
     if instructions:
         out.append({"role": "system", "content": instructions})
     for m in messages:
@@ -287,7 +305,10 @@ def chat_messages(messages: list[Message], instructions: str | None) -> list[dic
         elif isinstance(m, UserMessage):
             out.append({"role": "user", "content": m.content})
         elif isinstance(m, AssistantMessage):
-            message: dict[str, Any] = {"role": "assistant", "content": m.text or None}
+            message: ChatCompletionAssistantMessageParam = {
+                "role": "assistant",
+                "content": m.text or None,
+            }
             if m.tool_calls:
                 message["tool_calls"] = [
                     {

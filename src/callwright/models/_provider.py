@@ -1,0 +1,203 @@
+"""What the SDK-backed adapters (OpenAI, Anthropic) share.
+
+Both stream through an official SDK the same way: build the SDK client from a key and
+a base URL (the arguments, else the provider's environment variables), open one
+streamed request per attempt with the SDK's own retries off, feed each streamed item
+to a decoder that turns it into model events, close the response however the attempt
+ends, and let ``retrying`` retry what is transient before anything streamed, cut waits
+when the run is cancelled, and turn the rest into one ``ErrorPart``. An adapter
+supplies only what differs: the client class, the request body, its decoder and the
+shapes of a tool definition and a tool choice.
+
+The SDKs are optional extras, so nothing here or in the adapters imports them at
+module level: their types are imported for the type checker only (every annotation is
+a string), the client is built by importing the SDK inside ``_make_client``, and an
+adapter made without its SDK installed raises an ``ImportError`` naming the extra to
+install. The decoders read the SDKs' objects through those types (the streamed events
+are discriminated by their ``type`` literals, as the SDKs themselves discriminate them),
+so the type checker checks every field they read.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
+
+from ._retry import RetryPolicy, retrying
+from .base import ErrorPart, Mode, ModelEvent, ModelRequest, ToolChoice
+
+ClientT = TypeVar("ClientT")
+ItemT = TypeVar("ItemT")
+ItemT_co = TypeVar("ItemT_co", covariant=True)
+ItemT_contra = TypeVar("ItemT_contra", contravariant=True)
+
+
+class ResponseStream(Protocol[ItemT_co]):
+    """A streamed response as both SDKs return it (their ``AsyncStream``)."""
+
+    def __aiter__(self) -> AsyncIterator[ItemT_co]: ...
+
+    async def close(self) -> None: ...
+
+
+class StreamDecoder(Protocol[ItemT_contra]):
+    """Turns one attempt's streamed SDK items into model events; made fresh per attempt."""
+
+    def feed(self, item: ItemT_contra) -> list[ModelEvent]: ...
+
+    def finish(self) -> list[ModelEvent]:
+        """What the end of the stream means: open calls end, then the finish with usage."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Provider:
+    """Who serves an adapter: the names a user sees and the environment it reads."""
+
+    name: str
+    """The model-string prefix (``openai:<model>``), the SDK's package and the extra."""
+    label: str
+    """The provider's name in messages."""
+    key_env: str
+    """The environment variable holding the API key."""
+    base_url_env: str
+    """The environment variable holding a base URL."""
+    keyless_with_base_url: bool = False
+    """A server at a custom base URL needs no key (local OpenAI-compatible servers)."""
+
+    def require_sdk(self, adapter: str) -> None:
+        """Fail at construction, not at the first step, when the SDK is not installed."""
+        if importlib.util.find_spec(self.name) is None:
+            raise ImportError(
+                f"{adapter} needs the {self.name} package: pip install 'callwright[{self.name}]'"
+            )
+
+
+@dataclass(frozen=True, slots=True)
+class ToolDefinition:
+    """One native tool definition, read once from the loop's provider-neutral shape."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    """The arguments' JSON Schema (an empty object schema when the tool takes none)."""
+
+    @classmethod
+    def of(cls, native: dict[str, Any]) -> ToolDefinition:
+        parameters = native.get("parameters") or {"type": "object", "properties": {}}
+        return cls(native["name"], native.get("description") or "", parameters)
+
+
+class ProviderModel(ABC, Generic[ClientT, ItemT]):
+    """A model served through a provider's SDK client; subclasses fill in the hooks."""
+
+    provider: ClassVar[Provider]
+    name: str
+    """``provider:model``, as the model string spells it."""
+    model: str
+    """The provider's model name."""
+    modes: tuple[Mode, ...]
+    """The request modes this adapter supports, preferred first."""
+    base_url: str | None
+    """Where the client sends requests; ``None`` is the provider's own API."""
+    retry: RetryPolicy
+    timeout: float
+    """Seconds the SDK waits for a response (and between streamed chunks)."""
+    settings: dict[str, Any]
+    """Extra request parameters sent as they are (temperature, seed ...)."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        modes: tuple[Mode, ...],
+        api_key: str | None,
+        base_url: str | None,
+        retry: RetryPolicy | None,
+        timeout: float,
+        client: ClientT | None,
+        settings: dict[str, Any],
+    ) -> None:
+        if client is None:
+            self.provider.require_sdk(type(self).__name__)
+        self.model = model
+        self.name = f"{self.provider.name}:{model}"
+        self.modes = modes
+        self.base_url = base_url or os.environ.get(self.provider.base_url_env)
+        self.retry = retry or RetryPolicy()
+        self.timeout = timeout
+        self.settings = settings
+        self._api_key = api_key
+        self._client = client
+
+    # --- hooks ------------------------------------------------------------------------
+
+    @abstractmethod
+    def _make_client(self, api_key: str, base_url: str | None, timeout: float) -> ClientT:
+        """The SDK client with its own retries off (``retrying`` does them)."""
+
+    @abstractmethod
+    async def _open(self, client: ClientT, request: ModelRequest) -> ResponseStream[ItemT]:
+        """Send one streamed request."""
+
+    @abstractmethod
+    def _decoder(self, request: ModelRequest) -> StreamDecoder[ItemT]: ...
+
+    @abstractmethod
+    def _tool(self, definition: ToolDefinition) -> object:
+        """One tool definition in the provider's shape."""
+
+    @abstractmethod
+    def _tool_choice(self, choice: ToolChoice) -> object:
+        """``auto`` / ``none`` / ``required`` / a tool's name in the provider's shape."""
+
+    # --- shared -----------------------------------------------------------------------
+
+    def client(self) -> ClientT:
+        """The SDK client, made on first use: a missing key is then an error of the step
+        (an ``ErrorPart`` the UI shows), not of the code that built the agent."""
+        if self._client is None:
+            self._client = self._make_client(self._key(), self.base_url, self.timeout)
+        return self._client
+
+    def _key(self) -> str:
+        key = self._api_key or os.environ.get(self.provider.key_env)
+        if key:
+            return key
+        if self.provider.keyless_with_base_url and self.base_url:
+            return "not-needed"
+        raise ValueError(f"set {self.provider.key_env} or pass api_key=")
+
+    def tool_params(self, request: ModelRequest) -> dict[str, Any]:
+        """``tools`` and ``tool_choice`` for the request body; nothing when no tool is offered."""
+        if not request.tools:
+            return {}
+        return {
+            "tools": [self._tool(ToolDefinition.of(t)) for t in request.tools],
+            "tool_choice": self._tool_choice(request.tool_choice),
+        }
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        return retrying(lambda: self._attempt(request), request.cancel, self.retry)
+
+    async def _attempt(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        try:
+            client = self.client()
+        except Exception as exc:  # no key, or the SDK refuses its settings
+            label = self.provider.label
+            yield ErrorPart(f"cannot create the {label} client: {exc}", "configuration_error")
+            return
+        response = await self._open(client, request)
+        decoder = self._decoder(request)
+        try:
+            async for item in response:
+                for event in decoder.feed(item):
+                    yield event
+        finally:
+            await response.close()
+        for event in decoder.finish():
+            yield event
