@@ -1,11 +1,19 @@
-"""Model adapters and the model-string resolver."""
+"""Model adapters and the model-string resolver.
+
+Every adapter is imported here, eagerly: none of them imports its provider's package at
+module level. The SDKs (``openai``, ``anthropic``, the embedded model's ``xllamacpp``)
+are optional extras, so an adapter module imports them for the type checker only and
+at run time where it needs them: ``OpenAIModel()`` and ``AnthropicModel()`` raise an
+``ImportError`` naming the extra to install when their SDK is missing, and
+``LocalModel`` reports a missing binding or model file as the step's error.
+"""
 
 from __future__ import annotations
 
-import importlib
 import os
-from typing import TYPE_CHECKING, Any
 
+from ._retry import RetryPolicy
+from .anthropic import AnthropicModel
 from .base import (
     ErrorPart,
     FinishPart,
@@ -20,30 +28,9 @@ from .base import (
     ToolCallStartPart,
     Usage,
 )
+from .local import LocalModel
+from .openai import OpenAIModel
 from .scripted import ScriptedModel, call, think
-
-if TYPE_CHECKING:
-    from ._retry import RetryPolicy
-    from .anthropic import AnthropicModel
-    from .local import LocalModel
-    from .openai import OpenAIModel
-
-_ADAPTERS = {
-    "AnthropicModel": ".anthropic",
-    "LocalModel": ".local",
-    "OpenAIModel": ".openai",
-    "RetryPolicy": "._retry",
-}
-
-
-def __getattr__(name: str) -> Any:
-    """The provider adapters load on first use: they import the run's modules (a cycle
-    at import time) and nothing of theirs is needed until a model is made."""
-    module = _ADAPTERS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(module, __name__), name)
-
 
 __all__ = [
     "AnthropicModel",
@@ -77,16 +64,10 @@ def resolve_model(spec: str | None) -> Model:
     spec = spec or os.environ.get("CALLWRIGHT_MODEL") or "local"
     provider, _, name = spec.partition(":")
     if provider == "local":
-        from .local import LocalModel
-
         return LocalModel(name or None)
     if provider == "openai":
-        from .openai import OpenAIModel
-
         return OpenAIModel(name or "gpt-4o-mini")
     if provider == "anthropic":
-        from .anthropic import AnthropicModel
-
         return AnthropicModel(name or "claude-sonnet-4-5")
     raise ValueError(
         f"unknown model {spec!r}: use 'local', 'local:/path/model.gguf', "
