@@ -84,3 +84,24 @@ def test_import_callwright_imports_every_model_adapter_eagerly() -> None:
     report = json.loads(done.stdout)
     assert report["hook"] is False
     assert report["loaded"] == expected
+
+
+def test_the_models_import_without_their_sdks_and_name_the_extra_when_made() -> None:
+    code = (
+        "import sys\n"
+        "for sdk in ('openai', 'anthropic', 'xllamacpp'):\n"
+        "    sys.modules[sdk] = None  # as if not installed: importing it raises\n"
+        "import callwright\n"
+        "from callwright.models import AnthropicModel, OpenAIModel\n"
+        "for adapter in (OpenAIModel, AnthropicModel):\n"
+        "    try:\n"
+        "        adapter()\n"
+        "    except ImportError as exc:\n"
+        "        print(exc)\n"
+    )
+    done = fresh(code)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "OpenAIModel needs the openai package: pip install 'callwright[openai]'",
+        "AnthropicModel needs the anthropic package: pip install 'callwright[anthropic]'",
+    ]
