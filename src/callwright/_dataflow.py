@@ -20,6 +20,7 @@ from .call import Call, InvalidArgs, ToolError
 from .state import REF_MARK, Ref, RunState, StatePathError, output_targets, parse_ref
 
 INSTANCES = "_instances"
+"""The state key under which each instance keeps its own values."""
 
 
 @dataclass(slots=True)
@@ -27,10 +28,13 @@ class Expr:
     """A reference expression: one ref, ``a || b`` (first present) or ``a && b`` (all, last)."""
 
     refs: list[Ref]
-    op: str  # "" | "||" | "&&"
+    """The references in the order written."""
+    op: str
+    """``""`` for a single reference, else ``"||"`` or ``"&&"``."""
 
 
 def parse_expr(text: str) -> Expr:
+    """Parse a reference string; mixing ``||`` and ``&&`` is refused as ambiguous."""
     if "||" in text and "&&" in text:
         raise StatePathError(f"mix of || and && in {text!r}")
     op = "||" if "||" in text else "&&" if "&&" in text else ""
@@ -39,6 +43,7 @@ def parse_expr(text: str) -> Expr:
 
 
 def is_ref(value: Any) -> bool:
+    """Whether an argument value is a state reference rather than a literal string."""
     return isinstance(value, str) and value.lstrip().startswith(REF_MARK)
 
 
@@ -55,6 +60,7 @@ def find_refs(value: Any) -> Iterator[str]:
 
 
 def instance_path(path: tuple[str, ...], instance: str | None) -> tuple[str, ...]:
+    """Where ``path`` lives for a call that names an instance (unchanged for none)."""
     return (INSTANCES, instance, *path) if instance else path
 
 
@@ -71,6 +77,7 @@ def reads(call: Call) -> list[tuple[str, ...]]:
 
 
 def writes(call: Call) -> list[tuple[str, ...]]:
+    """State paths the call's ``_outputPath`` may write: every alternative and fan-out target."""
     path = call.meta.get("_outputPath")
     if not isinstance(path, str):
         return []
@@ -91,9 +98,12 @@ def _overlaps(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
 class Plan:
     """The order of a step's runnable calls, and the ones that cannot run now."""
 
-    levels: list[list[Call]]  # each level may run concurrently, after the ones before
-    errors: dict[str, ToolError]  # refused before anything runs
-    blocked: set[str]  # wait for a call that waits for a human or a client
+    levels: list[list[Call]]
+    """Each level may run concurrently, after the ones before."""
+    errors: dict[str, ToolError]
+    """Calls refused before anything runs (a cycle, a reference nothing satisfies), by id."""
+    blocked: set[str]
+    """Ids of calls that wait for a call waiting on a human or a client: they run on resume."""
 
 
 def plan_levels(calls: list[Call], state: RunState, waiting: Sequence[Call] = ()) -> Plan:
@@ -235,6 +245,7 @@ def _read(state: RunState, ref: Ref, instance: str | None) -> Any:
 
 
 def resolve_expr(text: str, state: RunState, instance: str | None) -> Any:
+    """The value of one reference string now: the first present for ``||``, the last for ``&&``."""
     expr = parse_expr(text)
     values = [_read(state, ref, instance) for ref in expr.refs]
     if expr.op == "||":

@@ -20,6 +20,8 @@ if TYPE_CHECKING:
 
 
 class CallState(StrEnum):
+    """Where a call is in its life; the values are the AI SDK's tool-part states."""
+
     INPUT_STREAMING = "input-streaming"
     INPUT_AVAILABLE = "input-available"
     APPROVAL_REQUESTED = "approval-requested"
@@ -39,7 +41,9 @@ TRANSITIONS: dict[CallState, frozenset[CallState]] = {
     _S.OUTPUT_ERROR: frozenset(),
     _S.OUTPUT_DENIED: frozenset(),
 }
+"""The legal next states of each state: ``Call.transition`` refuses anything else."""
 TERMINAL = frozenset({_S.OUTPUT_AVAILABLE, _S.OUTPUT_ERROR, _S.OUTPUT_DENIED})
+"""The states a call ends in: it has its one result."""
 
 
 class IllegalTransition(RuntimeError):
@@ -54,7 +58,9 @@ class ToolResult:
     """What a tool produced: ``content`` goes to the model, ``details`` only to UIs and logs."""
 
     content: Any
+    """The value UIs show as the output; the model sees it as text (non-strings as JSON)."""
     details: Any = None
+    """Extra data for UIs and logs that is kept out of the model's context."""
 
 
 def to_model_text(value: Any) -> str:
@@ -72,16 +78,20 @@ class ToolError(Exception):
     """
 
     kind = "failed"
+    """A stable name for the failure, sent to UIs as the result's ``error_kind``."""
 
     def __init__(self, message: str = "") -> None:
         super().__init__(message)
         self.message = message
 
     def model_text(self) -> str:
+        """The result text the model sees; subclasses phrase it so the model can react."""
         return self.message
 
 
 class ToolNotFound(ToolError):
+    """The model called a tool the run does not have; the result lists the ones it has."""
+
     kind = "not-found"
 
     def __init__(self, name: str, available: list[str] | None = None) -> None:
@@ -89,6 +99,7 @@ class ToolNotFound(ToolError):
         self.available = available or []
 
     def model_text(self) -> str:
+        """Names the missing tool and the available ones, so the model can pick again."""
         text = f"Tool not found: {self.message}."
         if self.available:
             text += " Available tools: " + ", ".join(self.available) + "."
@@ -96,20 +107,28 @@ class ToolNotFound(ToolError):
 
 
 class InvalidArgs(ToolError):
+    """The arguments are malformed JSON or do not match the tool's schema."""
+
     kind = "invalid-args"
 
     def model_text(self) -> str:
+        """The validation message, marked as an argument problem the model can fix."""
         return f"Invalid arguments: {self.message}"
 
 
 class Cancelled(ToolError):
+    """The call was stopped, or never started, because the run was cancelled or cannot go on."""
+
     kind = "cancelled"
 
     def model_text(self) -> str:
+        """Says the call was cancelled, with the reason where one was given."""
         return "Cancelled" + (f": {self.message}" if self.message else "")
 
 
 class TimedOut(ToolError):
+    """The tool ran past its timeout (its own, or the agent's default) and was stopped."""
+
     kind = "timed-out"
 
     def __init__(self, seconds: float) -> None:
@@ -117,17 +136,23 @@ class TimedOut(ToolError):
         self.seconds = seconds
 
     def model_text(self) -> str:
+        """Says how long the tool had, so the model can retry with less work or give up."""
         return f"Timed out after {self.seconds:g} seconds."
 
 
 class Denied(ToolError):
+    """A human refused the call; it ends output-denied rather than output-error."""
+
     kind = "denied"
 
     def model_text(self) -> str:
+        """Says the call was denied, with the human's reason where one was given."""
         return "Tool call denied" + (f": {self.message}" if self.message else ".")
 
 
 class Skipped(ToolError):
+    """The call never ran because a user message arrived to steer the run first."""
+
     kind = "skipped"
 
     def __init__(self, message: str = "Skipped due to queued user message.") -> None:
@@ -135,9 +160,12 @@ class Skipped(ToolError):
 
 
 class Interrupted(ToolError):
+    """The server stopped mid-call; on recovery the call gets this result instead of a rerun."""
+
     kind = "interrupted"
 
     def model_text(self) -> str:
+        """Tells the model the server stopped mid-call and the call was not repeated."""
         return self.message or (
             "Interrupted: the server stopped while this tool was running; it was not run again."
         )
@@ -161,11 +189,13 @@ class ArgumentBuffer:
         self._text: str | None = initial
 
     def append(self, delta: str) -> None:
+        """Add a streamed chunk; nothing is joined or parsed until asked for."""
         self._chunks.append(delta)
         self._text = None
 
     @property
     def text(self) -> str:
+        """The argument JSON so far, joined once and cached until the next chunk."""
         if self._text is None:
             self._text = "".join(self._chunks)
             self._chunks = [self._text]
@@ -220,8 +250,11 @@ class Decision:
     """A human's answer to an approval request, keyed by call id when resuming."""
 
     approved: bool
+    """Whether the call may run; False ends it output-denied."""
     reason: str | None = None
-    arguments: dict[str, Any] | None = None  # edited arguments, where the tool allows edits
+    """Why, in the human's words; on denial the model sees it."""
+    arguments: dict[str, Any] | None = None
+    """Edited arguments that replace the model's (only where the tool allows edits)."""
 
 
 # --- the call -----------------------------------------------------------------
@@ -229,29 +262,52 @@ class Decision:
 
 @dataclass(slots=True, eq=False)
 class Call:
+    """One tool call from the model's first argument byte to its one result.
+
+    The model turn, the executor and the Acts hooks all drive this one object;
+    ``state`` moves only along ``TRANSITIONS``.
+    """
+
     id: str
+    """The id the model (or provider) gave the call: events and results are keyed by it."""
     tool_name: str
+    """The name the model called, kept even when no such tool exists."""
     index: int = 0
+    """The call's position among its step's calls, in the order the model made them."""
     tool: Tool | None = None
+    """The tool that serves the call; None when the name is unknown (a not-found result)."""
     state: CallState = CallState.INPUT_STREAMING
+    """Where the call is in its life; change it only through ``transition``."""
     buffer: ArgumentBuffer = field(default_factory=ArgumentBuffer)
-    arguments: dict[str, Any] | None = None  # parameters only, validated
-    meta: dict[str, Any] = field(default_factory=dict)  # `_`-prefixed call meta
-    validated: Any = None  # what the executor receives (e.g. a pydantic model's fields)
-    deferred: bool = False  # arguments hold † references: validated once they are resolved
+    """The argument JSON as it streams in."""
+    arguments: dict[str, Any] | None = None
+    """The parameters alone (meta split off) once the input is complete; None before."""
+    meta: dict[str, Any] = field(default_factory=dict)
+    """The ``_`` meta fields (``_outputPath``, ``_instance`` ...): never passed to the tool."""
+    validated: Any = None
+    """What the executor receives (e.g. a pydantic model's fields), set by validation."""
+    deferred: bool = False
+    """The arguments hold ``†`` references: they are resolved and validated just before running."""
     approval_id: str | None = None
+    """The id of this call's approval request, once one was made."""
     decision: Decision | None = None
+    """The human's answer, once the run resumes with one."""
     result: ToolResult | None = None
+    """The tool's result when the call ended output-available."""
     error: ToolError | None = None
+    """Why the call failed or was denied when it ended output-error or output-denied."""
     message_id: str | None = None
+    """The assistant message the call belongs to."""
 
     def transition(self, new: CallState) -> None:
+        """Move to ``new``; an edge the state machine lacks is a bug, so it raises."""
         if new not in TRANSITIONS[self.state]:
             raise IllegalTransition(f"call {self.id}: {self.state} -> {new}")
         self.state = new
 
     @property
     def done(self) -> bool:
+        """Whether the call has its one result (a terminal state)."""
         return self.state in TERMINAL
 
     @property
@@ -264,10 +320,12 @@ class Call:
         return {**self.meta, **self.arguments}
 
     def succeed(self, result: ToolResult) -> None:
+        """End the call output-available with the tool's result."""
         self.transition(CallState.OUTPUT_AVAILABLE)
         self.result = result
 
     def fail(self, error: ToolError) -> None:
+        """End the call with an error: output-denied for ``Denied``, output-error otherwise."""
         if isinstance(error, Denied):
             self.transition(CallState.OUTPUT_DENIED)
         else:

@@ -22,6 +22,7 @@ META_DESCRIPTION = (
     "Information about the idea itself, like its version. "
     "The AI is expected to update this when it does work."
 )
+"""The solution schema's ``meta`` description, worded as the Acts seed schemas word it."""
 REASONING_SCHEMA = {"type": "string", "description": "Why this call is needed."}
 
 

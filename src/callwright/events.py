@@ -23,55 +23,88 @@ class PendingCall:
     """A call the run is waiting on: a human's approval or a front end's result."""
 
     call_id: str
+    """The call's id: the key a client answers with when it resumes the run."""
     tool_name: str
+    """The tool the model called."""
     arguments: dict[str, Any]
+    """The arguments as the model wrote them, meta fields included: what a human reviews."""
     kind: Literal["approval", "client"]
+    """``approval``: a human must approve; ``client``: a front end must run the tool."""
     approval_id: str | None = None
+    """The id an approval answer must carry (approvals only)."""
     reason_for_call: str | None = None
+    """The model's ``_reasoningForCall``, shown to the human beside the request."""
     edit_schema: dict[str, Any] | None = None
     """The tool's parameter schema when a human may edit the arguments before approving."""
 
 
 @dataclass(slots=True)
 class RunStarted:
+    """Emitted first, once per run, before anything else happens."""
+
     type: ClassVar[str] = "run-started"
     run_id: str
+    """The run's id: a front end attributes what follows to it."""
     thread_id: str
+    """The conversation the run belongs to, stable across its runs."""
 
 
 @dataclass(slots=True)
 class RunFinished:
+    """Emitted last when a run ends without an error (a failed run ends with ``RunError``)."""
+
     type: ClassVar[str] = "run-finished"
     run_id: str
+    """The run that ended."""
     thread_id: str
+    """The conversation the run belongs to."""
     status: RunStatus
+    """Why it ended: ``paused`` means ``pending`` lists calls awaiting an answer."""
     output: Any = None
+    """The run's final output (text or the structured output); None unless completed or stopped."""
     pending: list[PendingCall] = field(default_factory=list)
+    """The calls a front end must answer (approve, or run) before the run can resume."""
     usage: Usage = field(default_factory=Usage)
-    reason: str | None = None  # why a run stopped early (a limit, a loop)
+    """What the whole run cost, for display or billing."""
+    reason: str | None = None
+    """Why a run stopped early (a limit, a loop), for the user to read."""
 
 
 @dataclass(slots=True)
 class RunError:
+    """Emitted last, instead of ``RunFinished``, when the model or callwright failed."""
+
     type: ClassVar[str] = "run-error"
     message: str
+    """A readable description of the failure, shown to the user."""
     code: str = "run_error"
+    """A stable machine-readable code a front end can branch on."""
 
 
 @dataclass(slots=True)
 class StepStarted:
+    """Emitted when a step begins: one model turn and the calls it makes."""
+
     type: ClassVar[str] = "step-started"
     step: int
+    """The step's number in the run, from 1."""
     message_id: str
+    """The id of the assistant message this step's text and calls belong to."""
 
 
 @dataclass(slots=True)
 class StepFinished:
+    """Emitted when a step's model turn and all of its calls are done."""
+
     type: ClassVar[str] = "step-finished"
     step: int
+    """The step's number in the run, from 1."""
     message_id: str
+    """The assistant message of this step."""
     finish_reason: str
+    """Why the model stopped (``stop``, ``tool-calls``, ``length``, ``error`` ...)."""
     usage: Usage
+    """What this step's model turn cost."""
 
 
 @dataclass(slots=True)
@@ -83,123 +116,191 @@ class ModelResponse:
 
     type: ClassVar[str] = "model-response"
     step: int
+    """The step the reply belongs to."""
     message: AssistantMessage
+    """The reply as it enters the history: text, reasoning and tool calls."""
 
 
 @dataclass(slots=True)
 class TextStart:
+    """Emitted when the model begins a segment of visible text."""
+
     type: ClassVar[str] = "text-start"
     message_id: str
+    """The assistant message the segment belongs to."""
     id: str
+    """The segment's id: the deltas and the end that follow carry it."""
 
 
 @dataclass(slots=True)
 class TextDelta:
+    """Emitted for each chunk of text the model streams."""
+
     type: ClassVar[str] = "text-delta"
     id: str
+    """The text segment the chunk extends."""
     delta: str
+    """The new text, appended by the front end to what it shows."""
 
 
 @dataclass(slots=True)
 class TextEnd:
+    """Emitted when a text segment is complete (a call or reasoning follows, or the turn ends)."""
+
     type: ClassVar[str] = "text-end"
     id: str
+    """The segment that ended."""
 
 
 @dataclass(slots=True)
 class ReasoningStart:
+    """Emitted when the model begins a segment of reasoning."""
+
     type: ClassVar[str] = "reasoning-start"
     message_id: str
+    """The assistant message the reasoning belongs to."""
     id: str
+    """The segment's id: the deltas and the end that follow carry it."""
 
 
 @dataclass(slots=True)
 class ReasoningDelta:
+    """Emitted for each chunk of reasoning the model streams."""
+
     type: ClassVar[str] = "reasoning-delta"
     id: str
+    """The reasoning segment the chunk extends."""
     delta: str
+    """The new reasoning text."""
 
 
 @dataclass(slots=True)
 class ReasoningEnd:
+    """Emitted when a reasoning segment is complete."""
+
     type: ClassVar[str] = "reasoning-end"
     id: str
+    """The segment that ended."""
 
 
 @dataclass(slots=True)
 class ToolCallStart:
-    """input-streaming: the model began a call."""
+    """Emitted when the model begins a call (input-streaming): its arguments follow."""
 
     type: ClassVar[str] = "tool-call-start"
     call_id: str
+    """The call's id: every later event of the call carries it."""
     tool_name: str
+    """The tool the model called (possibly unknown: a not-found result follows)."""
     message_id: str
+    """The assistant message the call belongs to."""
     title: str | None = None
+    """The tool's human-readable title, for the front end to show instead of the name."""
     client: bool = False
+    """True when a front end runs this tool: it should get ready to execute the call."""
 
 
 @dataclass(slots=True)
 class ToolCallArgs:
+    """Emitted for each chunk of argument JSON the model streams."""
+
     type: ClassVar[str] = "tool-call-args"
     call_id: str
+    """The call the chunk belongs to."""
     delta: str
+    """Raw JSON text; a front end may parse the partial arguments for a live preview."""
 
 
 @dataclass(slots=True)
 class ToolCallEnd:
-    """input-available: the arguments are complete and valid."""
+    """Emitted when a call's arguments are complete and valid (input-available)."""
 
     type: ClassVar[str] = "tool-call-end"
     call_id: str
+    """The call whose input is complete."""
     tool_name: str
+    """The tool the model called."""
     arguments: dict[str, Any]
+    """The parsed arguments, meta fields included."""
     client: bool = False
+    """True when a front end runs this tool: it can execute the call now."""
 
 
 @dataclass(slots=True)
 class ToolInputError:
-    """The arguments are complete but malformed or invalid, or the tool is unknown."""
+    """Emitted instead of ``ToolCallEnd`` when the arguments are malformed or invalid.
+
+    The call's error result follows. An unknown tool is not an input error: its
+    call ends input-available and gets a not-found result.
+    """
 
     type: ClassVar[str] = "tool-input-error"
     call_id: str
+    """The call that failed."""
     tool_name: str
+    """The tool the model named."""
     input: Any
+    """As much of the arguments as could be parsed (None when nothing could)."""
     error: str
+    """What was wrong, as the model will see it."""
 
 
 @dataclass(slots=True)
 class ApprovalRequested:
+    """Emitted when a call needs a human's approval before it runs; the run then pauses."""
+
     type: ClassVar[str] = "approval-requested"
     call_id: str
+    """The call waiting for approval."""
     approval_id: str
+    """The id the human's answer must carry (distinct from the call id)."""
     tool_name: str
+    """The tool the call would run."""
     arguments: dict[str, Any]
+    """The arguments the human is asked to approve."""
     reason_for_call: str | None = None
+    """The model's stated reason for the call, shown beside the request."""
 
 
 @dataclass(slots=True)
 class ApprovalResolved:
+    """Emitted when a resumed run applies the human's answer to a call."""
+
     type: ClassVar[str] = "approval-resolved"
     call_id: str
+    """The call that was waiting."""
     approval_id: str | None
+    """The approval that was answered."""
     approved: bool
+    """Whether the call may run; a denied call ends output-denied."""
     reason: str | None = None
+    """The human's reason, passed on to the model on denial."""
 
 
 @dataclass(slots=True)
 class ToolExecutionStart:
+    """Emitted when a call's tool actually starts running (after gating and approval)."""
+
     type: ClassVar[str] = "tool-execution-start"
     call_id: str
+    """The call now running: a front end can show it as busy."""
     tool_name: str
+    """The tool being run."""
 
 
 @dataclass(slots=True)
 class ToolProgress:
+    """Emitted when a running tool reports progress (``ctx.progress``): UI only."""
+
     type: ClassVar[str] = "tool-progress"
     call_id: str
+    """The call that reported."""
     tool_name: str
+    """The tool being run."""
     text: str
+    """The status line to show."""
     fraction: float | None = None
+    """How far along, from 0 to 1, for a progress bar; None when the tool cannot tell."""
 
 
 @dataclass(slots=True)
@@ -208,35 +309,52 @@ class ToolPartialOutput:
 
     type: ClassVar[str] = "tool-partial-output"
     call_id: str
+    """The call that produced it."""
     tool_name: str
+    """The tool being run."""
     output: Any
+    """The output so far: it replaces the previous one on screen."""
 
 
 @dataclass(slots=True)
 class ToolCallResult:
-    """The call's one result: output-available, output-error or output-denied."""
+    """Emitted once per call with its one result; ``state`` says how the call ended."""
 
     type: ClassVar[str] = "tool-call-result"
     call_id: str
+    """The call that finished."""
     tool_name: str
+    """The tool that was called."""
     state: ResultState
-    output: Any = None  # the value for UIs (output-available)
-    content: str = ""  # the text the model sees
+    """How the call ended; a front end renders the matching tool-part state."""
+    output: Any = None
+    """The tool's value, for UIs (output-available only)."""
+    content: str = ""
+    """The text the model sees for this call, whatever the state."""
     details: Any = None
-    error: str | None = None  # the error text (output-error / output-denied)
+    """Extra data for UIs and logs that the model never sees (``ToolResult.details``)."""
+    error: str | None = None
+    """The error text (output-error and output-denied)."""
     error_kind: str | None = None
+    """The failure's kind (``failed``, ``timed-out``, ``denied`` ...), for UIs to style it."""
 
 
 @dataclass(slots=True)
 class StateSnapshot:
+    """Emitted at the start of a run given a state: the whole shared state document."""
+
     type: ClassVar[str] = "state-snapshot"
     state: Any
+    """The state document; a front end replaces its copy with it."""
 
 
 @dataclass(slots=True)
 class StateDelta:
+    """Emitted when a call changes the shared state (an ``_outputPath`` write)."""
+
     type: ClassVar[str] = "state-delta"
     patch: list[dict[str, Any]]
+    """RFC 6902 operations; a front end applies them to its copy in order."""
 
 
 @dataclass(slots=True)
@@ -247,11 +365,16 @@ class Subagent:
     """
 
     type: ClassVar[str] = "subagent"
-    call_id: str  # the parent's call that delegated
+    call_id: str
+    """The parent's call that delegated: the sub-run's activity is shown under it."""
     tool_name: str
-    run_id: str  # the sub-run
-    name: str  # the delegate's name
+    """The delegating tool."""
+    run_id: str
+    """The sub-run's id."""
+    name: str
+    """The delegate's name, for display."""
     event: Any
+    """The sub-run's event (possibly another ``Subagent`` for deeper delegation)."""
 
 
 @dataclass(slots=True)
@@ -260,7 +383,9 @@ class Custom:
 
     type: ClassVar[str] = "custom"
     name: str
+    """The application's name for the event: clients dispatch on it."""
     value: Any
+    """The payload, JSON-serialisable."""
 
 
 Event: TypeAlias = (
@@ -291,3 +416,4 @@ Event: TypeAlias = (
     | Subagent
     | Custom
 )
+"""Any canonical event: what ``Run.events()`` yields and the wire encoders accept."""

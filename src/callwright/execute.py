@@ -55,8 +55,12 @@ from .tool import Executor, as_result
 
 @dataclass(frozen=True, slots=True)
 class Strategy:
+    """How a step's calls share time; see the module's table for where steering is checked."""
+
     kind: str = "parallel"
+    """``parallel`` (all at once), ``sequential`` (one at a time) or ``batched`` (groups)."""
     size: int = 0
+    """The group size of ``batched``; unused by the other kinds."""
 
     def __post_init__(self) -> None:
         if self.kind not in ("parallel", "sequential", "batched"):
@@ -66,19 +70,23 @@ class Strategy:
 
 
 PARALLEL = Strategy("parallel")
+"""Run all of a step's calls at once (the default); steering is checked when all are done."""
 SEQUENTIAL = Strategy("sequential")
+"""Run calls one at a time, so a steering message can skip the ones not yet started."""
 
 
 def batched(size: int) -> Strategy:
+    """Run calls ``size`` at a time: bounded concurrency, steering checked between batches."""
     return Strategy("batched", size)
 
 
 def as_strategy(value: str | Strategy) -> Strategy:
+    """Accept a strategy's name where users pass one (``strategy="sequential"``)."""
     return value if isinstance(value, Strategy) else Strategy(value)
 
 
 def result_event(call: Call) -> ToolCallResult:
-    """The one result event of a finished call."""
+    """The one result event of a finished call, as UIs and the model each need it."""
     if call.error is not None:
         state: ResultState = (
             "output-denied" if call.state is CallState.OUTPUT_DENIED else "output-error"
@@ -129,7 +137,8 @@ class StepExecutor(Generic[DepsT]):
     """Carries out the calls of one step and yields events in completion order.
 
     After ``run()`` is drained, every call is either done (one result) or listed
-    in ``pending`` (waiting for a human or a front end).
+    in ``pending`` (waiting for a human or a front end), and ``steered`` says
+    whether a steering message made it skip calls.
     """
 
     def __init__(
@@ -147,6 +156,11 @@ class StepExecutor(Generic[DepsT]):
         self.steered = False
 
     async def run(self) -> AsyncIterator[Event]:
+        """Gate, order and run the calls, yielding events in completion order.
+
+        Groups not yet started when steering or cancellation arrives are skipped:
+        each of their calls gets its one error result instead of running.
+        """
         runnable: list[tuple[Call, Executor]] = []
         for call in self.calls:
             for event in self._gate(call, runnable):

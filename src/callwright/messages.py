@@ -15,15 +15,24 @@ from pydantic import Field, TypeAdapter, ValidationError
 
 @dataclass(slots=True)
 class SystemMessage:
+    """Instructions placed in the conversation (a front end's system prompt or context)."""
+
     content: str
+    """The instructions' text."""
     role: Literal["system"] = "system"
+    """The discriminator that tells messages apart when history is loaded from JSON."""
 
 
 @dataclass(slots=True)
 class UserMessage:
+    """What the user said: the prompt, or a later message sent to steer a running agent."""
+
     content: str
+    """The user's text."""
     id: str | None = None
+    """The front end's id for the message, kept so its UI can match it up; None when unset."""
     role: Literal["user"] = "user"
+    """The discriminator that tells messages apart when history is loaded from JSON."""
 
 
 @dataclass(slots=True)
@@ -31,17 +40,27 @@ class ToolCallPart:
     """One tool call as the model made it: the arguments are the parsed JSON object."""
 
     id: str
+    """The call's id: its ``ToolResultMessage`` answers it by this id."""
     name: str
+    """The tool the model called."""
     arguments: dict[str, Any]
+    """The arguments as the model wrote them, ``_`` meta fields included."""
 
 
 @dataclass(slots=True)
 class AssistantMessage:
+    """One model turn as it enters the history: its text, its reasoning and its calls."""
+
     text: str = ""
+    """The visible answer text (all of the turn's text segments joined)."""
     tool_calls: list[ToolCallPart] = field(default_factory=list)
+    """The calls the model made, in its order; each gets one result before the next turn."""
     reasoning: str = ""
+    """The model's reasoning, where the provider streams it: shown apart from the answer."""
     id: str | None = None
+    """The id the step's events carried (or the front end's), so both copies match up."""
     role: Literal["assistant"] = "assistant"
+    """The discriminator that tells messages apart when history is loaded from JSON."""
 
 
 @dataclass(slots=True)
@@ -49,13 +68,19 @@ class ToolResultMessage:
     """The one result every tool call gets before the next model turn."""
 
     call_id: str
+    """The ``ToolCallPart`` this answers."""
     tool_name: str
+    """The tool that was called (some providers want the name beside the id)."""
     content: str
+    """The text the model sees for the call."""
     is_error: bool = False
+    """True when the call failed or was denied, so providers can flag the result as an error."""
     role: Literal["tool"] = "tool"
+    """The discriminator that tells messages apart when history is loaded from JSON."""
 
 
 Message: TypeAlias = SystemMessage | UserMessage | AssistantMessage | ToolResultMessage
+"""Any message of a conversation; ``role`` tells them apart."""
 
 
 def as_messages(prompt: str | Message | list[Message]) -> list[Message]:

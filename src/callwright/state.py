@@ -13,10 +13,13 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 OutputMethod = Literal["set", "merge", "assign", "push", "concat"]
+"""How an ``_outputMethod`` combines a call's output with what the path already holds."""
 OUTPUT_METHODS: tuple[OutputMethod, ...] = ("set", "merge", "assign", "push", "concat")
 REF_MARK = "†"
+"""Marks a string argument as a reference to the state (``†state.a.b``), not a literal."""
 
 Patch = list[dict[str, Any]]
+"""RFC 6902 operations, as sent to clients in ``StateDelta``."""
 
 
 class StatePathError(ValueError):
@@ -28,10 +31,13 @@ class Ref:
     """A parsed ``†kind.dot.path``."""
 
     kind: str
+    """What the reference points into; a run keeps only ``state``."""
     path: tuple[str, ...]
+    """The keys (or list indexes) from the root down."""
 
     @property
     def pointer(self) -> str:
+        """The path as a JSON Pointer, as patches address it."""
         return "".join("/" + _escape(p) for p in self.path)
 
 
@@ -72,8 +78,10 @@ class RunState:
     """A JSON object shared by a run's calls; every change goes through a patch."""
 
     data: dict[str, Any] = field(default_factory=dict)
+    """The document itself; change it only through ``write`` so clients get every change."""
 
     def get(self, path: tuple[str, ...], default: Any = None) -> Any:
+        """The value at ``path`` (list indexes as digit strings), or ``default`` if absent."""
         node: Any = self.data
         for part in path:
             if isinstance(node, dict) and part in node:
@@ -90,6 +98,7 @@ class RunState:
         return list(instances) if isinstance(instances, dict) else []
 
     def has(self, path: tuple[str, ...]) -> bool:
+        """Whether ``path`` holds a value (None counts): a reference to it can resolve."""
         return self.get(path, _MISSING) is not _MISSING
 
     def write(self, path: tuple[str, ...], value: Any, method: OutputMethod = "set") -> Patch:
