@@ -197,7 +197,7 @@ class ToolCallStart:
     title: str | None = None
     """The tool's human-readable title, for the front end to show instead of the name."""
     client: bool = False
-    """True when a front end runs this tool: it should get ready to execute the call."""
+    """True when a front end runs this tool: the call's result will come from the client."""
 
 
 @dataclass(slots=True)
@@ -350,7 +350,7 @@ class StateSnapshot:
 
 @dataclass(slots=True)
 class StateDelta:
-    """Emitted when a call changes the shared state (an ``_outputPath`` write)."""
+    """Emitted when a call's result changes the shared state (``_outputPath``, a data message)."""
 
     type: ClassVar[str] = "state-delta"
     patch: list[dict[str, Any]]
