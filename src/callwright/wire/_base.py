@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, TypeAlias, TypeVar
+from typing import Any, ClassVar, TypeAlias, TypeVar, get_args
 
 from ..events import (
     Event,
@@ -39,7 +39,9 @@ Payloads: TypeAlias = Payload | list[Payload] | None
 """What a handler returns: one payload, several (sent in order), or nothing."""
 
 _Handler = TypeVar("_Handler", bound=Callable[..., Payloads])
+_Writer: TypeAlias = "Callable[[SSEEncoder, Any], bytes]"
 _HANDLES = "_wire_handles"
+_EVENT_TYPES = tuple(event.type for event in get_args(Event))
 
 
 def sse_headers(marker: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -179,46 +181,54 @@ class SSEEncoder:
     skip_empty_deltas: ClassVar[bool] = False
     """Whether a delta with no text sends nothing (AG-UI requires a non-empty delta)."""
 
-    _handler_names: ClassVar[dict[str, str]] = {}
-    _fast_frames: ClassVar[dict[str, Callable[[Any], bytes]]] = {}
+    _payload_table: ClassVar[dict[str, Callable[[Any, Any], Payloads]]] = {}
+    _frame_table: ClassVar[dict[str, _Writer]]
+    """Every canonical event type -> its frame writer: a plain dict indexed without
+    ``.get()``, the cheapest lookup per token."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Builds the class's dispatch tables once, so a new encoder (one per run) costs
+        next to nothing."""
         super().__init_subclass__(**kwargs)
         names: dict[str, str] = {}
         for klass in reversed(cls.__mro__):
             for name, member in vars(klass).items():
                 for event_type in getattr(member, _HANDLES, ()):
                     names[event_type] = name
-        cls._handler_names = names
+        cls._payload_table = {event_type: getattr(cls, name) for event_type, name in names.items()}
+        frames: dict[str, _Writer] = dict.fromkeys(_EVENT_TYPES, _nothing)
+        frames.update({event_type: _framed(h) for event_type, h in cls._payload_table.items()})
         if hasattr(cls, "args_delta"):
-            cls._fast_frames = _delta_frames(
-                cls.text_delta, cls.reasoning_delta, cls.args_delta, cls.skip_empty_deltas
+            frames.update(
+                _delta_frames(
+                    cls.text_delta, cls.reasoning_delta, cls.args_delta, cls.skip_empty_deltas
+                )
             )
+        cls._frame_table = frames
 
     def __init__(self) -> None:
         self.progress = ProgressBook()
-        self._payloads: dict[str, Callable[[Any], Payloads]] = {
-            event_type: getattr(self, name) for event_type, name in self._handler_names.items()
-        }
-        frames = {event_type: _framed(h) for event_type, h in self._payloads.items()}
-        frames.update(self._fast_frames)
-        self._frames = _Dispatch(frames)
+        self._frames = self._frame_table
 
     def encode(self, event: Event) -> bytes:
         """The event's frames, ready to send."""
-        return self._frames[event.type](event)
+        try:
+            write = self._frames[event.type]
+        except KeyError:  # not a canonical event
+            return b""
+        return write(self, event)
 
     def payloads(self, event: Event) -> list[Payload]:
         """The event's wire events as dicts (what ``encode`` frames)."""
-        handler = self._payloads.get(event.type)
-        out = handler(event) if handler is not None else None
+        handler = self._payload_table.get(event.type)
+        out = handler(self, event) if handler is not None else None
         if out is None:
             return []
         return [out] if isinstance(out, dict) else out
 
     def error(self, message: str, code: str) -> bytes:
         """The error frame for a failure outside the run (the server's own)."""
-        return sse_all(self._payloads[RunError.type](RunError(message, code)))
+        return sse_all(self._payload_table[RunError.type](self, RunError(message, code)))
 
     def close(self) -> bytes:
         """What ends the stream after the last event."""
@@ -247,7 +257,7 @@ class SSEEncoder:
 
 def _delta_frames(
     text: DeltaFrame, reasoning: DeltaFrame, args: DeltaFrame, skip_empty: bool
-) -> dict[str, Callable[[Any], bytes]]:
+) -> dict[str, _Writer]:
     """The per-token frame writers of a protocol class, one f-string each.
 
     Built once per class from its ``DeltaFrame``s, so the frames' fixed text sits in
@@ -258,17 +268,17 @@ def _delta_frames(
     reasoning_head, reasoning_middle = reasoning.head(), reasoning.middle()
     args_head, args_middle = args.head(), args.middle()
 
-    def text_frame(e: TextDelta) -> bytes:
+    def text_frame(_: SSEEncoder, e: TextDelta) -> bytes:
         if skip_empty and not e.delta:
             return b""
         return f"{text_head}{quote(e.id)}{text_middle}{quote(e.delta)}}}\n\n".encode()
 
-    def reasoning_frame(e: ReasoningDelta) -> bytes:
+    def reasoning_frame(_: SSEEncoder, e: ReasoningDelta) -> bytes:
         if skip_empty and not e.delta:
             return b""
         return f"{reasoning_head}{quote(e.id)}{reasoning_middle}{quote(e.delta)}}}\n\n".encode()
 
-    def args_frame(e: ToolCallArgs) -> bytes:
+    def args_frame(_: SSEEncoder, e: ToolCallArgs) -> bytes:
         if skip_empty and not e.delta:
             return b""
         return f"{args_head}{quote(e.call_id)}{args_middle}{quote(e.delta)}}}\n\n".encode()
@@ -280,23 +290,12 @@ def _delta_frames(
     }
 
 
-class _Dispatch(dict[str, Callable[[Any], bytes]]):
-    """Event type -> frame writer; an event without a handler sends nothing.
-
-    The default comes from ``__missing__``, which spares every event (mostly tokens)
-    a ``.get()`` call and a None check.
-    """
-
-    def __missing__(self, event_type: str) -> Callable[[Any], bytes]:
-        return _nothing
-
-
-def _nothing(event: Any) -> bytes:
+def _nothing(encoder: SSEEncoder, event: Any) -> bytes:
     return b""
 
 
-def _framed(handler: Callable[[Any], Payloads]) -> Callable[[Any], bytes]:
-    def encode(event: Any) -> bytes:
-        return sse_all(handler(event))
+def _framed(handler: Callable[[Any, Any], Payloads]) -> _Writer:
+    def encode(encoder: SSEEncoder, event: Any) -> bytes:
+        return sse_all(handler(encoder, event))
 
     return encode
