@@ -168,7 +168,9 @@ class ToolContext(Generic[DepsT]):
     meta: dict[str, Any] = field(default_factory=dict)
     """The call's ``_`` meta fields (``_outputPath``, ``_instance`` ...)."""
     on_progress: ProgressSink = _ignore_progress
+    """Where ``progress`` goes: the run turns it into a tool-progress event for the UI."""
     on_update: UpdateSink = _ignore_update
+    """Where ``update`` goes: a partial-output event for the UI."""
     on_event: EventSink = _ignore_update
     """Where a sub-agent's events are forwarded as they come."""
     scope: dict[str, Any] = field(default_factory=dict)

@@ -93,15 +93,25 @@ class RunSettings:
     """An agent's configuration as one run reads it: fixed for the run's life."""
 
     model: Model
+    """Streams each model turn."""
     mode: Mode
+    """native tool calling, or the structured solution schema."""
     instructions: str | None
+    """The system prompt."""
     output: OutputSpec
+    """What the run's output must be."""
     limits: Limits
+    """Bounds on steps, tokens, time, argument size."""
     execution: ExecutionPolicy
+    """How calls are carried out (strategy, timeouts, approval ids)."""
     stop_when: tuple[StopCondition, ...] = ()
+    """Checked after each step with calls; any true ends the run."""
     prepare_step: Callable[[StepInfo], StepPlan | None] | None = None
+    """Called before each model turn to narrow the tools or force a choice."""
     on_step_finish: Callable[[StepInfo], None] | None = None
+    """Called after each step."""
     max_delegate_depth: int = 3
+    """How deep delegates may nest."""
 
 
 @dataclass(slots=True)
@@ -123,7 +133,9 @@ class RunResult(Generic[OutputT]):
     state: dict[str, Any]
     """The run's shared state document as it ended."""
     run_id: str
+    """This run's id (a resumed run has a new one)."""
     thread_id: str
+    """The conversation's id: pass it to the next run of the same conversation."""
     reason: str | None = None
     """Why a run stopped early (a limit, a loop)."""
     error: RunError | None = None
