@@ -2,9 +2,10 @@
 
 import asyncio
 import threading
+from typing import Annotated
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from callwright import InvalidArgs, Tool, ToolContext, ToolResult, tool
 from callwright.tool import as_result
@@ -220,3 +221,37 @@ def test_bad_blueprints_are_refused() -> None:
         Tool.from_schema({"description": "no name", "parameters": {"type": "object"}})
     with pytest.raises(ValueError, match="_tool"):
         Tool.from_schema({"type": "object", "properties": {"x": {"type": "string"}}})
+
+
+class Address(BaseModel):
+    street: str
+    city: str = Field(title="Town")
+
+
+def test_generated_titles_are_left_out_and_given_ones_kept() -> None:
+    @tool
+    def ship(to: Address, note: Annotated[str, Field(title="Gift note")] = "") -> str:
+        """Ship a parcel."""
+        return note
+
+    params = ship.parameters
+    assert "title" not in params
+    assert params["properties"]["note"]["title"] == "Gift note"
+    assert "title" not in params["properties"]["to"]
+    address = params["$defs"]["Address"]["properties"]
+    assert "title" not in address["street"]
+    assert address["city"]["title"] == "Town"
+
+
+async def test_a_sync_executor_never_runs_on_the_event_loop_thread() -> None:
+    loop_thread = threading.get_ident()
+
+    def lookup(args: dict[str, str], ctx: ToolContext | None) -> bool:
+        return threading.get_ident() != loop_thread
+
+    t = Tool.from_schema(
+        {"name": "lookup", "parameters": {"type": "object"}},
+        executor=lookup,
+    )
+    assert t.executor is not None
+    assert await t.executor({}, None) is True

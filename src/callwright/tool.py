@@ -6,11 +6,16 @@ plain ``{name, description, parameters}`` shape of AG-UI and OpenAI). Either way
 it ends up as one ``Tool`` with a parameters schema, a validator, and an executor
 or none: with none it is latent (the model fills ``_output``) or, when marked
 ``client``, a front end runs it.
+
+Synchronous code never runs on the event loop: a plain function (or a sync
+executor handed to ``Tool``) runs on the bounded tool threads of ``_threads``.
+A blueprint's or client's JSON Schema is checked by ``_jsonschema``, which bounds
+what one check can cost (linear-time patterns, a width limit) and refuses, when
+the tool is made, a schema it cannot bound.
 """
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import typing
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -18,10 +23,13 @@ from dataclasses import dataclass, field
 from typing import Any, get_type_hints, overload
 
 import docstring_parser
-import jsonschema
 from pydantic import BaseModel, ConfigDict, Field, create_model
 from pydantic import ValidationError as PydanticValidationError
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode, JsonSchemaValue
+from pydantic_core import CoreSchema
 
+from ._jsonschema import compile_validator
+from ._threads import tool_threads
 from .call import InvalidArgs, ToolResult, is_meta
 from .context import ToolContext
 
@@ -63,12 +71,16 @@ class Tool:
     on_input_available: InputCallback | None = None
     _meta_validator: Validator | None = field(default=None, init=False, repr=False)
 
+    def __post_init__(self) -> None:
+        if self.executor is not None and not inspect.iscoroutinefunction(self.executor):
+            self.executor = _off_the_loop(self.executor)
+
     def validate_meta(self, meta: dict[str, Any]) -> None:
         """Check model-chosen meta (``_outputPath``, ``_instance``...) against the blueprint."""
         if not self.meta:
             return
         if self._meta_validator is None:
-            self._meta_validator = _schema_validator({"type": "object", "properties": self.meta})
+            self._meta_validator = compile_validator({"type": "object", "properties": self.meta})
         self._meta_validator({k: v for k, v in meta.items() if k in self.meta})
 
     def needs_approval(self, arguments: dict[str, Any]) -> bool:
@@ -107,26 +119,6 @@ class Tool:
 # --- blueprints ---------------------------------------------------------------
 
 
-def _schema_validator(schema: dict[str, Any]) -> Validator:
-    checker_cls = jsonschema.validators.validator_for(
-        schema, default=jsonschema.Draft202012Validator
-    )
-    checker = checker_cls(schema)
-
-    def validate(args: dict[str, Any]) -> Any:
-        errors = sorted(checker.iter_errors(args), key=lambda e: list(e.absolute_path))
-        if errors:
-            raise InvalidArgs("; ".join(_describe_schema_error(e) for e in errors))
-        return args
-
-    return validate
-
-
-def _describe_schema_error(error: jsonschema.ValidationError) -> str:
-    where = ".".join(str(p) for p in error.absolute_path)
-    return f"{where}: {error.message}" if where else error.message
-
-
 def _const_or_value(value: Any) -> Any:
     if isinstance(value, dict) and "const" in value:
         return value["const"]
@@ -142,14 +134,14 @@ def _from_plain(
     params = blueprint.get("parameters") or {"type": "object", "properties": {}}
     if not isinstance(params, dict):
         raise ValueError(f"tool {tool_name!r}: parameters must be a JSON Schema object")
-    jsonschema.validators.validator_for(params).check_schema(params)
+    validator = compile_validator(params)  # refuses a schema it cannot bound
     return Tool(
         name=tool_name,
         description=str(blueprint.get("description") or ""),
         parameters=params,
         title=blueprint.get("title"),
         executor=executor,
-        validator=_schema_validator(params),
+        validator=validator,
         **options,
     )
 
@@ -179,7 +171,9 @@ def _from_blueprint(
         if key in blueprint and key not in meta:
             value = blueprint[key]
             meta[key] = value if isinstance(value, dict) else {"const": value}
-    jsonschema.validators.validator_for(params).check_schema(params)
+    validator = compile_validator(params)  # refuses a schema it cannot bound
+    if meta:  # refuse a meta schema (an `_outputPath` pattern...) now, not at the first call
+        compile_validator({"type": "object", "properties": meta})
     return Tool(
         name=tool_name,
         description=str(blueprint.get("description") or ""),
@@ -187,7 +181,7 @@ def _from_blueprint(
         title=blueprint.get("title"),
         output_schema=props.get("_output"),
         executor=executor,
-        validator=_schema_validator(params),
+        validator=validator,
         activity=activity if isinstance(activity, str) else None,
         meta=meta,
         **options,
@@ -299,7 +293,7 @@ def tool_from_function(
         name=tool_name,
         description=text,
         uses_context=context_param is not None or generator,
-        parameters=_clean_schema(args_model.model_json_schema()),
+        parameters=args_model.model_json_schema(schema_generator=_UntitledJsonSchema),
         output_schema=_output_schema(hints.get("return")),
         executor=_function_executor(fn, list(fields), context_param),
         validator=_model_validator(args_model),
@@ -312,13 +306,18 @@ def _doc_text(doc: docstring_parser.Docstring) -> str:
     return "\n\n".join(p for p in parts if p).strip()
 
 
-def _clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """Drop pydantic's generated titles: noise in every prompt, no meaning to a model."""
-    schema.pop("title", None)
-    for prop in schema.get("properties", {}).values():
-        if isinstance(prop, dict):
-            prop.pop("title", None)
-    return schema
+class _UntitledJsonSchema(GenerateJsonSchema):
+    """Pydantic's schema without the titles it makes up from the arguments model's and the
+    parameters' names: noise in every prompt, no meaning to a model. A title given
+    explicitly (``Field(title=...)``) stays."""
+
+    def field_title_should_be_set(self, schema: Any) -> bool:
+        return False
+
+    def generate(self, schema: CoreSchema, mode: JsonSchemaMode = "validation") -> JsonSchemaValue:
+        generated = super().generate(schema, mode)
+        generated.pop("title", None)
+        return generated
 
 
 def _output_schema(annotation: Any) -> dict[str, Any] | None:
@@ -382,7 +381,7 @@ def _function_executor(
         return run_coro
 
     async def run_sync(validated: Any, ctx: ToolContext | None) -> Any:
-        return await asyncio.to_thread(fn, **kwargs_for(validated, ctx))
+        return await tool_threads.run(fn, **kwargs_for(validated, ctx))
 
     return run_sync
 
@@ -401,11 +400,23 @@ async def _drain_async(gen: AsyncIterator[Any], ctx: ToolContext) -> Any:
 async def _drain_sync(gen: Iterator[Any], ctx: ToolContext) -> Any:
     last: Any = None
     while True:
-        value = await asyncio.to_thread(next, gen, _NOTHING)
+        value = await tool_threads.run(next, gen, _NOTHING)
         if value is _NOTHING:
             return last
         last = value
         ctx.update(value)
+
+
+def _off_the_loop(executor: Callable[..., Any]) -> Executor:
+    """A sync executor run on a tool thread; an awaitable it returns is awaited on the loop."""
+
+    async def run(validated: Any, ctx: ToolContext | None) -> Any:
+        value = await tool_threads.run(executor, validated, ctx)
+        if inspect.isawaitable(value):
+            value = await value
+        return value
+
+    return run
 
 
 def as_result(value: Any) -> ToolResult:

@@ -3,15 +3,19 @@ the per-run overlay of client (front-end) tools.
 
 Last definition wins (the Acts rule): redefining a name replaces the older tool
 in place of its registration order, and the model never sees the older one.
+
+Whatever ``executor_for`` returns is async: a sync tool function, sync executor or
+sync activity is wrapped to run on the bounded tool threads (``_threads``), never on
+the event loop, and a timed-out one is abandoned there, not waited for.
 """
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Literal
 
+from ._threads import tool_threads
 from .context import ToolContext
 from .delegate import run_delegate
 from .tool import Executor, Tool, tool_from_function
@@ -147,6 +151,6 @@ def _activity_executor(fn: Callable[..., Any]) -> Executor:
         call = {**ctx.meta, **arguments}
         if is_async:
             return await fn(call, ctx)
-        return await asyncio.to_thread(fn, call, ctx)
+        return await tool_threads.run(fn, call, ctx)  # never on the event loop
 
     return run
