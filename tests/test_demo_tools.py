@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import stat
+import tempfile
 import time
 from pathlib import Path
 
@@ -188,3 +191,110 @@ def test_count_slowly_bounds_n(tmp_path: Path) -> None:
         counter.validate({"n": 0})
     with pytest.raises(InvalidArgs):
         counter.validate({"n": 1000})
+
+
+# --- bounded arithmetic -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("expression", "why"),
+    [
+        ("((3**1000)**1000)**40", "digits"),
+        ("(2**900)**900", "digits"),
+        ("(10**999)*(10**999)*(10**999)*(10**999)*(10**999)", "digits"),
+        ("round(5, -10**6)", "digits"),
+        ("2**(10**6)", "exponent too large"),
+        ("-" * 400 + "1", "nests too deeply"),
+        ("1" * 501, "too long"),
+    ],
+)
+def test_calculate_refuses_what_it_cannot_compute_quickly(expression: str, why: str) -> None:
+    with pytest.raises(InvalidArgs, match=why):
+        evaluate(expression)
+
+
+def test_calculate_still_computes_big_but_bounded_numbers() -> None:
+    assert evaluate("2 ** 1000") == 2**1000
+    assert evaluate("(10 ** 999) * (10 ** 999)") == 10**1998
+    assert evaluate("3 ** -2") == pytest.approx(1 / 9)
+    assert evaluate("+".join(["1"] * 200)) == 200
+
+
+# --- the sandbox --------------------------------------------------------------------
+
+
+@pytest.fixture
+def temp_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A temp folder of the test's own standing in for the shared one."""
+    shared = tmp_path / "shared-tmp"
+    shared.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(shared))
+    monkeypatch.delenv("CALLWRIGHT_SANDBOX", raising=False)
+    return shared
+
+
+def test_the_default_sandbox_is_private_to_the_user(temp_folder: Path) -> None:
+    root = Sandbox().ensure()
+    info = os.lstat(root)
+    assert root.parent == temp_folder.resolve()
+    assert stat.S_ISDIR(info.st_mode) and not stat.S_ISLNK(info.st_mode)
+    assert stat.S_IMODE(info.st_mode) == 0o700
+    assert info.st_uid == os.getuid()
+
+
+@pytest.mark.parametrize(
+    "planted_name", ["callwright-sandbox", f"callwright-sandbox-{os.getuid()}"]
+)
+async def test_a_symlink_planted_in_the_temp_folder_is_not_followed(
+    temp_folder: Path, tmp_path: Path, planted_name: str
+) -> None:
+    elsewhere = tmp_path / "victim"
+    elsewhere.mkdir()
+    (temp_folder / planted_name).symlink_to(elsewhere, target_is_directory=True)
+    tools = {t.name: t for t in demo_tools(Sandbox())}
+    model = ScriptedModel([[call("write_file", {"path": "x.txt", "content": "pwned"})], ["ok"]])
+    agent = Agent(model, tools.values())
+    first = agent.start("write")
+    asked = [e async for e in first.events() if isinstance(e, ApprovalRequested)]
+    assert first.result is not None
+    second = agent.start(
+        messages=first.result.messages, decisions={e.call_id: Decision(True) for e in asked}
+    )
+    events = [e async for e in second.events()]
+    assert any(isinstance(e, ToolCallResult) and e.state == "output-available" for e in events)
+    assert list(elsewhere.iterdir()) == []
+    assert os.path.islink(temp_folder / planted_name)
+
+
+def test_a_sandbox_folder_someone_else_can_enter_is_not_used(temp_folder: Path) -> None:
+    shared = temp_folder / f"callwright-sandbox-{os.getuid()}"
+    shared.mkdir(mode=0o777)
+    shared.chmod(0o777)
+    root = Sandbox().ensure()
+    assert root != shared.resolve()
+    assert stat.S_IMODE(os.lstat(root).st_mode) == 0o700
+
+
+async def test_file_errors_never_name_the_servers_paths(tmp_path: Path) -> None:
+    box = tmp_path / "box"
+    (box / "folder").mkdir(parents=True)
+    (box / "loop").symlink_to(box / "loop")
+    tools = tools_by_name(box)
+    model = ScriptedModel(
+        [
+            [
+                call("read_file", {"path": "folder"}),
+                call("read_file", {"path": "loop"}),
+            ],
+            ["done"],
+        ]
+    )
+    events = [e async for e in Agent(model, tools.values()).stream("files")]
+    errors = [e.error or "" for e in events if isinstance(e, ToolCallResult)]
+    assert len(errors) == 2 and all(errors)
+    assert not any(str(tmp_path) in text for text in errors)
+    tool = tools["write_file"]
+    assert tool.executor is not None
+    with pytest.raises(ToolError) as info:
+        await tool.executor({"path": "folder", "content": "x"}, None)
+    assert "folder" in info.value.message and str(tmp_path) not in info.value.message

@@ -7,7 +7,19 @@ bad input, ``read_file`` outside the sandbox). Files live in one sandbox
 folder; nothing reads or writes outside it.
 
 ``calculate`` walks the expression's ``ast`` and allows numbers, arithmetic
-operators and a few math functions only: ``eval`` would run any Python.
+operators and a few math functions only: ``eval`` would run any Python. It bounds
+what it computes *before* computing it: an ``int`` power or product runs in C
+holding the GIL, so no thread or timeout can interrupt it
+(``((3**1000)**1000)**40`` held the event loop 22 s). The expression's length and
+nesting are capped, and each power, product and ``round`` is refused when its
+result would pass ``MAX_DIGITS`` digits, estimated from the operands' sizes with
+logarithms; every value therefore stays small and each step takes microseconds.
+
+The default sandbox is private to the user: ``callwright-sandbox-<uid>`` in the
+temp folder, created with mode 0o700 and used only if it is a real folder owned
+by us that nobody else can enter; otherwise a fresh ``mkdtemp`` folder. Error
+texts name paths as the model gave them, relative to the sandbox, never the
+server's absolute paths.
 """
 
 from __future__ import annotations
@@ -16,9 +28,11 @@ import ast
 import asyncio
 import contextlib
 import datetime as dt
+import logging
 import math
 import operator
 import os
+import stat
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -65,24 +79,45 @@ _FUNCTIONS: dict[str, Callable[..., Any]] = {
     "tan": math.tan,
 }
 _CONSTANTS = {"pi": math.pi, "e": math.e}
-MAX_EXPONENT = 1000  # 10**1000 is fine; 9**9**9 would hang the worker
+MAX_LENGTH = 500
+"""The longest expression accepted, in characters."""
+MAX_DEPTH = 250
+"""The deepest nesting of operations (a sum of n terms nests n deep)."""
+MAX_EXPONENT = 1000
+"""The largest exponent of a power, whatever its base."""
+MAX_DIGITS = 4000
+"""The most digits of any value: under Python's 4,300-digit limit for printing an int."""
+_MAX_BITS = int(MAX_DIGITS / math.log10(2))
 
 
 def evaluate(expression: str) -> int | float:
     """Safe arithmetic: numbers, + - * / // % **, parentheses, a few math functions."""
-    if len(expression) > 500:
-        raise InvalidArgs("expression is too long (500 characters at most)")
+    if len(expression) > MAX_LENGTH:
+        raise InvalidArgs(f"expression is too long ({MAX_LENGTH} characters at most)")
     try:
         tree = ast.parse(expression.replace("^", "**"), mode="eval")
-    except SyntaxError:
+    except (SyntaxError, RecursionError, MemoryError):
         raise InvalidArgs(f"not an arithmetic expression: {expression!r}") from None
+    if _depth(tree.body) > MAX_DEPTH:
+        raise InvalidArgs(f"expression nests too deeply ({MAX_DEPTH} levels at most)")
     try:
         value: int | float = _eval(tree.body)
         return value
     except ZeroDivisionError:
         raise ToolError("division by zero") from None
-    except (OverflowError, ValueError) as exc:
+    except (OverflowError, ValueError, TypeError) as exc:
         raise ToolError(f"cannot compute: {exc}") from None
+
+
+def _depth(root: ast.AST) -> int:
+    """How deep the operations nest, counted without recursion."""
+    deepest = 0
+    stack = [(root, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return deepest
 
 
 def _eval(node: ast.AST) -> Any:
@@ -90,8 +125,7 @@ def _eval(node: ast.AST) -> Any:
         return node.value
     if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
         left, right = _eval(node.left), _eval(node.right)
-        if isinstance(node.op, ast.Pow) and abs(right) > MAX_EXPONENT:
-            raise ToolError(f"exponent too large (at most {MAX_EXPONENT})")
+        _check_size(node.op, left, right)
         return _BINARY[type(node.op)](left, right)
     if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
         return _UNARY[type(node.op)](_eval(node.operand))
@@ -103,8 +137,40 @@ def _eval(node: ast.AST) -> Any:
         and node.func.id in _FUNCTIONS
         and not node.keywords
     ):
-        return _FUNCTIONS[node.func.id](*(_eval(a) for a in node.args))
+        args = [_eval(a) for a in node.args]
+        if node.func.id == "round" and len(args) == 2 and isinstance(args[1], int):
+            _check_digits(abs(args[1]))  # round(5, -10**6) computes 10**(10**6)
+        return _FUNCTIONS[node.func.id](*args)
     raise InvalidArgs(f"not allowed in an arithmetic expression: {ast.unparse(node)!r}")
+
+
+def _check_size(op: ast.operator, left: Any, right: Any) -> None:
+    """Refuse a power or product whose result would be too big, before computing it.
+
+    Only ``int`` results grow without bound (a ``float`` overflows at once), so
+    the estimate is for ints: log2 of a power is exponent x log2(base), the bits
+    of a product are at most the sum of the operands' bits.
+    """
+    if isinstance(op, ast.Pow):
+        if abs(right) > MAX_EXPONENT:
+            raise InvalidArgs(f"exponent too large (at most {MAX_EXPONENT})")
+        if isinstance(left, int) and isinstance(right, int) and right > 0 and abs(left) > 1:
+            _check_bits(right * math.log2(abs(left)))
+    elif isinstance(op, ast.Mult) and isinstance(left, int) and isinstance(right, int):
+        _check_bits(left.bit_length() + right.bit_length())
+
+
+def _check_bits(bits: float) -> None:
+    if bits > _MAX_BITS:
+        _check_digits(int(bits * math.log10(2)) + 1)
+
+
+def _check_digits(digits: int) -> None:
+    if digits > MAX_DIGITS:
+        raise InvalidArgs(
+            f"the result would have about {digits:,} digits (at most {MAX_DIGITS:,}): "
+            "use smaller numbers"
+        )
 
 
 @tool
@@ -147,39 +213,96 @@ def current_time(
 # --- files in the sandbox ------------------------------------------------------------------
 
 MAX_FILE_BYTES = 100_000
+_log = logging.getLogger(__name__)
 
 
 def default_sandbox() -> Path:
+    """``$CALLWRIGHT_SANDBOX``, or a folder in the temp folder that only this user can enter."""
     configured = os.environ.get("CALLWRIGHT_SANDBOX")
     if configured:
         return Path(configured)
-    return Path(tempfile.gettempdir()) / "callwright-sandbox"
+    return private_folder(Path(tempfile.gettempdir()) / f"callwright-sandbox-{_user_tag()}")
+
+
+def private_folder(path: Path) -> Path:
+    """``path`` made with mode 0o700, if it is (or now is) a real folder of ours that nobody
+    else can enter; otherwise a fresh private ``mkdtemp`` folder.
+
+    The temp folder is shared: another local user can plant a folder or a symlink
+    under a name we would use, and writes would then land where they chose.
+    """
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(path, 0o700)
+    if _is_private(path):
+        return path
+    _log.warning("%s is not a private folder of this user; using a fresh one", path.name)
+    return Path(tempfile.mkdtemp(prefix="callwright-sandbox-"))
+
+
+def _is_private(path: Path) -> bool:
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    if not stat.S_ISDIR(info.st_mode):  # a symlink, or a file
+        return False
+    getuid = getattr(os, "getuid", None)
+    if getuid is None:  # Windows: the temp folder is per user already
+        return True
+    return info.st_uid == getuid() and not info.st_mode & 0o077
+
+
+def _user_tag() -> str:
+    getuid = getattr(os, "getuid", None)
+    if getuid is not None:
+        return str(getuid())
+    return "".join(c for c in os.environ.get("USERNAME", "user") if c.isalnum()) or "user"
 
 
 class Sandbox:
     """One folder; every path a model gives is resolved inside it or refused."""
 
     def __init__(self, root: str | os.PathLike[str] | None = None) -> None:
-        self.root = Path(root) if root is not None else default_sandbox()
+        self._root = Path(root) if root is not None else None
+
+    @property
+    def root(self) -> Path:
+        """The folder; the private default is chosen (and made) on first use."""
+        if self._root is None:
+            self._root = default_sandbox()
+        return self._root
 
     def ensure(self) -> Path:
-        self.root.mkdir(parents=True, exist_ok=True)
-        readme = self.root / "README.txt"
-        if not any(self.root.iterdir()):
-            readme.write_text(
-                "This is callwright's demo sandbox. The demo agent can list, read and "
-                "(with your approval) write files here.\n"
-            )
-        return self.root.resolve()
+        root = self.root
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+            if not any(root.iterdir()):
+                (root / "README.txt").write_text(
+                    "This is callwright's demo sandbox. The demo agent can list, read and "
+                    "(with your approval) write files here.\n"
+                )
+            return root.resolve()
+        except (OSError, RuntimeError) as exc:
+            raise ToolError(f"the sandbox folder is not usable: {_reason(exc)}") from None
 
     def resolve(self, path: str) -> Path:
         root = self.ensure()
         if not path or "\x00" in path:
             raise InvalidArgs("give a file name inside the sandbox")
-        target = (root / path).resolve()
+        try:
+            target = (root / path).resolve()
+        except (OSError, RuntimeError) as exc:  # a symlink loop, a name too long
+            raise ToolError(f"cannot use {path!r}: {_reason(exc)}") from None
         if target != root and root not in target.parents:
             raise ToolError(f"refused: {path!r} is outside the sandbox folder")
         return target
+
+
+def _reason(exc: BaseException) -> str:
+    """Why an OS call failed, without the absolute path its message would carry."""
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror.lower()
+    return "symlink loop" if isinstance(exc, RuntimeError) else type(exc).__name__
 
 
 def file_tools(sandbox: Sandbox) -> list[Tool]:
@@ -187,9 +310,12 @@ def file_tools(sandbox: Sandbox) -> list[Tool]:
     def list_files() -> str:
         """List the files in the sandbox folder."""
         root = sandbox.ensure()
-        names = sorted(
-            str(p.relative_to(root)) + ("/" if p.is_dir() else "") for p in root.rglob("*")
-        )
+        try:
+            names = sorted(
+                str(p.relative_to(root)) + ("/" if p.is_dir() else "") for p in root.rglob("*")
+            )
+        except OSError as exc:
+            raise ToolError(f"cannot list the sandbox: {_reason(exc)}") from None
         return "\n".join(names) if names else "(the sandbox is empty)"
 
     @tool
@@ -202,7 +328,11 @@ def file_tools(sandbox: Sandbox) -> list[Tool]:
         target = sandbox.resolve(path)
         if not target.is_file():
             raise ToolError(f"no file named {path!r} in the sandbox")
-        data = target.read_bytes()[:MAX_FILE_BYTES]
+        try:
+            with target.open("rb") as file:
+                data = file.read(MAX_FILE_BYTES)
+        except OSError as exc:
+            raise ToolError(f"cannot read {path!r}: {_reason(exc)}") from None
         return data.decode("utf-8", errors="replace")
 
     @tool(requires_approval=True)
@@ -219,8 +349,11 @@ def file_tools(sandbox: Sandbox) -> list[Tool]:
         target = sandbox.resolve(path)
         if len(content.encode()) > MAX_FILE_BYTES:
             raise InvalidArgs(f"content is too long ({MAX_FILE_BYTES} bytes at most)")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(content)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(content)
+        except OSError as exc:
+            raise ToolError(f"cannot write {path!r}: {_reason(exc)}") from None
         return f"wrote {len(content)} characters to {path}"
 
     return [list_files, read_file, write_file]
