@@ -41,7 +41,7 @@ from callwright.events import (
     ToolCallStart,
     ToolProgress,
 )
-from callwright.models import Usage
+from callwright.usage import Usage
 from callwright.wire import AGUIEncoder, AISDKEncoder
 
 ROUNDS = 7
