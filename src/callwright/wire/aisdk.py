@@ -295,7 +295,7 @@ class AISDKEncoder(SSEEncoder):
         return {"type": "finish", "finishReason": reason}
 
     @on(RunError)
-    def _error(self, e: RunError) -> Payloads:
+    def _run_error(self, e: RunError) -> Payloads:
         return _error(e.message, e.code)
 
     # text and reasoning (the deltas are the base's fast path)
