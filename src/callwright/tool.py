@@ -51,24 +51,45 @@ class Tool:
     """One tool. Build it with ``@tool`` or ``Tool.from_schema``; the fields are its blueprint."""
 
     name: str
+    """What the model calls it by; unique in a toolbox (a redefinition wins)."""
     description: str = ""
+    """What the tool does, for the model: from the docstring or the blueprint."""
     parameters: dict[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
+    """The JSON Schema of the arguments, as shown to the model."""
     title: str | None = None
+    """A human name for UIs (AG-UI, the playground); the model never sees it."""
     output_schema: dict[str, Any] | None = None
+    """The JSON Schema of the result, when known (a pydantic return type, a blueprint's
+    ``_output``); a latent tool's model fills it."""
     executor: Executor | None = None
+    """The code that carries a call out; always async (a sync one is moved to a tool
+    thread); None for a latent or client tool, or one an activity carries out."""
     validator: Validator = _no_validation
-    activity: str | None = None  # the name of an activity that carries calls out
-    client: bool = False  # a front end runs it
+    """Checks complete arguments and returns what the executor receives; raises InvalidArgs."""
+    activity: str | None = None
+    """The name of an activity that carries calls out (the blueprint's ``_activity``)."""
+    client: bool = False
+    """A front end runs it: the run stops with the call pending."""
     requires_approval: ApprovalPolicy = False
-    allow_edits: bool = False  # a human approving may change the arguments
+    """True, or a function of the arguments: a human approves each call before it runs."""
+    allow_edits: bool = False
+    """A human approving may change the arguments (they are validated again)."""
     timeout: float | None = None
-    sequential: bool = False  # a barrier: runs alone, after earlier calls finish
-    idempotent: bool = False  # safe to run again after a crash
-    uses_context: bool = True  # False: the executor ignores its ToolContext (none is made)
-    meta: dict[str, Any] = field(default_factory=dict)  # `_` meta schemas from a blueprint
+    """Seconds a call may take; None uses the run's default (``Limits.tool_timeout``)."""
+    sequential: bool = False
+    """A barrier: runs alone, after earlier calls of the step finish."""
+    idempotent: bool = False
+    """Safe to run again after a crash: recovery may re-run it instead of failing it."""
+    uses_context: bool = True
+    """False: the executor ignores its ToolContext, so none is made."""
+    meta: dict[str, Any] = field(default_factory=dict)
+    """The blueprint's ``_`` meta field schemas (``_outputPath``, ``_instance``...)."""
     on_input_start: InputCallback | None = None
+    """Called (on the event loop: keep it short) when the model starts a call."""
     on_input_delta: InputCallback | None = None
+    """Called (on the event loop) for each piece of streamed arguments."""
     on_input_available: InputCallback | None = None
+    """Called (on the event loop) when the arguments are complete and valid."""
     _meta_validator: Validator | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
