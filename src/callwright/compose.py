@@ -23,7 +23,6 @@ META_DESCRIPTION = (
     "The AI is expected to update this when it does work."
 )
 """The solution schema's ``meta`` description, worded as the Acts seed schemas word it."""
-REASONING_SCHEMA = {"type": "string", "description": "Why this call is needed."}
 
 
 def _is_latent(tool: Tool, toolbox: Toolbox) -> bool:
