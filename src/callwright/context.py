@@ -22,6 +22,7 @@ from .usage import Usage
 if TYPE_CHECKING:
     from .events import Event
     from .models.base import Model
+    from .telemetry._trace import RunTrace
     from .toolbox import Toolbox
 
 DepsT = TypeVar("DepsT", default=None)
@@ -140,6 +141,9 @@ class RunScope(Generic[DepsT]):
     """Delegation deeper than this is refused."""
     steering: Sized = ()
     """Messages queued to steer the run: non-empty means later calls are skipped."""
+    trace: RunTrace | None = None
+    """The run's tracing, None when tracing is off: the executor starts each call's task
+    in the context it gives, where the call's span is current."""
 
     def child_depth(self, name: str) -> int:
         """The depth of a sub-run started from this scope; refuses one past the limit."""

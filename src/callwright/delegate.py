@@ -46,7 +46,12 @@ async def run_delegate(arguments: dict[str, Any], ctx: ToolContext[Any] | None) 
     agent = _delegate_agent(scope, name)
     depth = scope.child_depth(name)
     state = ctx.scope.get("state")
-    child = agent.start(UserMessage(render_input(arguments, ctx.scope)), state=state, depth=depth)
+    child = agent.start(
+        UserMessage(render_input(arguments, ctx.scope)),
+        state=state,
+        depth=depth,
+        name=agent.name or name,
+    )
 
     def cancel_child() -> None:
         child.cancel(ctx.cancel.reason or "the parent call was cancelled")

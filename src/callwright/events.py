@@ -36,6 +36,9 @@ class PendingCall:
     """The model's ``_reasoningForCall``, shown to the human beside the request."""
     edit_schema: dict[str, Any] | None = None
     """The tool's parameter schema when a human may edit the arguments before approving."""
+    traceparent: str | None = None
+    """The paused run segment's span (W3C ``traceparent``) when tracing is on: pass it as
+    ``Agent.start(traceparent=...)`` to link the resumed segment to it from another process."""
 
 
 @dataclass(slots=True)

@@ -50,6 +50,7 @@ from .events import (
     ToolPartialOutput,
     ToolProgress,
 )
+from .telemetry._log import log_failed_call
 from .tool import Executor, as_result
 
 
@@ -285,6 +286,8 @@ class StepExecutor(Generic[DepsT]):
         return None
 
     def _finished(self, call: Call) -> list[Event]:
+        if call.state is CallState.OUTPUT_ERROR:
+            log_failed_call(self.scope, call)
         return [result_event(call), *acts.after_result(call, self.scope.state)]
 
     # --- running ----------------------------------------------------------------
@@ -341,8 +344,12 @@ class StepExecutor(Generic[DepsT]):
                 loop.call_soon_threadsafe(queue.put_nowait, item)
 
         timed_out: set[str] = set()
+        trace = self.scope.trace  # when tracing, each task runs with its call's span current
         tasks = [
-            asyncio.create_task(self._run_one(call, executor, put, timed_out))
+            asyncio.create_task(
+                self._run_one(call, executor, put, timed_out),
+                context=None if trace is None else trace.tool_context(call),
+            )
             for call, executor in group
         ]
 

@@ -66,9 +66,11 @@ class Agent(Generic[DepsT, OutputT]):
         mode: Mode | None = None,
         cancel_grace: float = 5.0,
         max_delegate_depth: int = 3,
+        name: str | None = None,
     ) -> None:
         """``max_steps`` is a shortcut for ``limits.max_steps`` and wins over it when both
-        are given. ``deps_type`` only informs type checkers."""
+        are given. ``deps_type`` only informs type checkers. ``name`` names the agent in
+        traces (``invoke_agent {name}``) and logs."""
         self.model = _resolve_model(model)
         self.toolbox = tools if isinstance(tools, Toolbox) else Toolbox(tools)
         self.instructions = instructions
@@ -88,6 +90,7 @@ class Agent(Generic[DepsT, OutputT]):
         self.deps = deps
         self.cancel_grace = cancel_grace
         self.max_delegate_depth = max_delegate_depth
+        self.name = name
 
     @property
     def output_schema(self) -> dict[str, Any] | None:
@@ -140,13 +143,18 @@ class Agent(Generic[DepsT, OutputT]):
         thread_id: str | None = None,
         approval_ids: ApprovalIds | None = None,
         depth: int = 0,
+        name: str | None = None,
+        traceparent: str | None = None,
     ) -> Run[DepsT, OutputT]:
         """A new run, not started yet: iterate its ``events()`` to run it.
 
         To resume a paused run, pass its ``messages`` and the ``decisions`` for its
         pending approvals (keyed by call id). ``approval_ids`` makes the ids of
         approval requests (e.g. signed ones, see ``callwright.store.ApprovalSigner``);
-        by default they are random. ``depth`` is set by delegation.
+        by default they are random. ``depth`` and ``name`` (the agent's name in traces,
+        default ``self.name``) are set by delegation. ``traceparent``: the W3C trace
+        context of the segment that paused (``PendingCall.traceparent``), so that a
+        resume in another process links to it when tracing is on.
         """
         history = list(messages)
         if prompt is not None:
@@ -168,6 +176,8 @@ class Agent(Generic[DepsT, OutputT]):
             thread_id=thread_id or new_id("thread"),
             new_from=len(messages),
             depth=depth,
+            agent_name=name or self.name,
+            traceparent=traceparent,
         )
 
     def stream(

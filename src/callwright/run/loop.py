@@ -13,12 +13,13 @@ appends to the message list, never rescans or copies history.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import enum
 import json
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic
 
@@ -39,6 +40,8 @@ from ..events import (
 from ..execute import StepExecutor, result_event
 from ..messages import AssistantMessage, Message, UserMessage, as_messages
 from ..state import RunState
+from ..telemetry._config import trace_run
+from ..telemetry._log import log_run
 from ..toolbox import Toolbox
 from ..usage import Usage
 from . import resume
@@ -85,6 +88,8 @@ class Run(Generic[DepsT, OutputT]):
         thread_id: str,
         new_from: int,
         depth: int = 0,
+        agent_name: str | None = None,
+        traceparent: str | None = None,
     ) -> None:
         self.settings = settings
         self.messages = messages
@@ -100,6 +105,17 @@ class Run(Generic[DepsT, OutputT]):
         self._started = time.monotonic()
         self._output: Any = None
         self._has_output = False
+        self.agent_name = agent_name
+        trace = trace_run(
+            settings.model,
+            agent_name=agent_name,
+            run_id=run_id,
+            thread_id=thread_id,
+            depth=depth,
+            messages=messages,
+            traceparent=traceparent,
+        )
+        self._model = settings.model if trace is None else trace.model(settings.model)
         self.scope: RunScope[DepsT] = RunScope(
             run_id=run_id,
             thread_id=thread_id,
@@ -113,6 +129,7 @@ class Run(Generic[DepsT, OutputT]):
             depth=depth,
             max_depth=settings.max_delegate_depth,
             steering=self._steering,
+            trace=trace,
         )
 
     # --- what the run is ---------------------------------------------------------------
@@ -175,13 +192,17 @@ class Run(Generic[DepsT, OutputT]):
                 "start a new run (Agent.stream / Agent.start) to run again"
             )
         self.lifecycle = Lifecycle.RUNNING
+        trace = self.scope.trace
+        source = self._events() if trace is None else trace.observe(self._events())
         try:
-            async for event in self._events():
-                yield event
+            async with contextlib.aclosing(source):  # closed with the run, not when collected
+                async for event in source:
+                    yield event
         finally:
             self.lifecycle = Lifecycle.FINISHED
+            self._log()
 
-    async def _events(self) -> AsyncIterator[Event]:
+    async def _events(self) -> AsyncGenerator[Event, None]:
         yield RunStarted(self.run_id, self.thread_id)
         if self._state_given:
             yield StateSnapshot(copy.deepcopy(self.state.data))
@@ -261,7 +282,7 @@ class Run(Generic[DepsT, OutputT]):
             self.messages, step, last_step, instances, self.cancel_token
         )
         return ModelTurn(
-            settings.model,
+            self._model,
             request,
             toolbox=self.toolbox,
             limits=settings.limits,
@@ -312,6 +333,19 @@ class Run(Generic[DepsT, OutputT]):
             self.messages.append(self._follow_ups.popleft())
             return None
         return "completed", None
+
+    def _log(self) -> None:
+        """The run's one log line (``callwright.run``)."""
+        result = self.result
+        log_run(
+            self.scope,
+            agent_name=self.agent_name,
+            status=result.status if result is not None else None,
+            usage=self.usage,
+            seconds=time.monotonic() - self._started,
+            reason=result.reason if result is not None else None,
+            error_code=result.error.code if result is not None and result.error else None,
+        )
 
     def _finish(self, end: _Ending) -> Event:
         """The result, and the run's last event."""

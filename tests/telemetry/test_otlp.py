@@ -1,0 +1,208 @@
+"""End to end: spans and metrics exported over OTLP/HTTP to a real receiver, read back.
+
+The OpenTelemetry Collector cannot be installed here, so the receiver is a small HTTP
+server on 127.0.0.1 that decodes what arrives with the ``opentelemetry-proto``
+messages (``ExportTraceServiceRequest``, ``ExportMetricsServiceRequest``), as the
+Collector's OTLP/HTTP receiver does. The HTTP side is the standard library's: a
+test needs one POST handler, not a web framework.
+"""
+
+from __future__ import annotations
+
+import gzip
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
+    ExportMetricsServiceRequest,
+    ExportMetricsServiceResponse,
+)
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+from callwright import Agent, telemetry, tool
+from callwright.models import ScriptedModel, call
+
+
+class Receiver:
+    """An OTLP/HTTP receiver: what arrived at ``/v1/traces`` and ``/v1/metrics``, decoded."""
+
+    def __init__(self) -> None:
+        self.traces: list[ExportTraceServiceRequest] = []
+        self.metrics: list[ExportMetricsServiceRequest] = []
+        self.content_types: set[str] = set()
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("content-length", 0)))
+                if self.headers.get("content-encoding") == "gzip":
+                    body = gzip.decompress(body)
+                receiver.content_types.add(self.headers.get("content-type", ""))
+                reply: Any
+                if self.path == "/v1/traces":
+                    receiver.traces.append(ExportTraceServiceRequest.FromString(body))
+                    reply = ExportTraceServiceResponse()
+                elif self.path == "/v1/metrics":
+                    receiver.metrics.append(ExportMetricsServiceRequest.FromString(body))
+                    reply = ExportMetricsServiceResponse()
+                else:
+                    self.send_error(404)
+                    return
+                payload = reply.SerializeToString()
+                self.send_response(200)
+                self.send_header("content-type", "application/x-protobuf")
+                self.send_header("content-length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                return None
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def spans(self) -> list[Any]:
+        return [
+            span
+            for request in self.traces
+            for resource in request.resource_spans
+            for scope in resource.scope_spans
+            for span in scope.spans
+        ]
+
+    def metric_names(self) -> set[str]:
+        return {
+            metric.name
+            for request in self.metrics
+            for resource in request.resource_metrics
+            for scope in resource.scope_metrics
+            for metric in scope.metrics
+        }
+
+    def service_names(self) -> set[str]:
+        return {
+            attribute.value.string_value
+            for request in self.traces
+            for resource in request.resource_spans
+            for attribute in resource.resource.attributes
+            if attribute.key == "service.name"
+        }
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    running = Receiver()
+    running.thread.start()
+    yield running
+    running.server.shutdown()
+    running.server.server_close()
+
+
+def attributes(span: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for attribute in span.attributes:
+        value = attribute.value
+        out[attribute.key] = getattr(value, value.WhichOneof("value"))
+    return out
+
+
+@tool
+async def add(a: int, b: int) -> int:
+    """Add two numbers."""
+    return a + b
+
+
+async def test_spans_reach_an_otlp_http_receiver(receiver: Receiver) -> None:
+    provider = TracerProvider(resource=Resource.create({"service.name": "otlp-test"}))
+    provider.add_span_processor(
+        BatchSpanProcessor(OTLPSpanExporter(endpoint=f"{receiver.url}/v1/traces"))
+    )
+    telemetry.configure(tracer_provider=provider)
+    try:
+        model = ScriptedModel([[call("add", {"a": 2, "b": 3}, id="c1")], ["5"]])
+        result = await Agent(model, [add], name="adder").run("2 + 3", thread_id="t_otlp")
+        assert provider.force_flush(10_000)
+    finally:
+        telemetry.configure()
+        provider.shutdown()
+
+    assert receiver.content_types == {"application/x-protobuf"}
+    assert receiver.service_names() == {"otlp-test"}
+    spans = {span.name: span for span in receiver.spans()}
+    assert set(spans) == {"invoke_agent adder", "chat scripted", "execute_tool add"}
+    run, tool_span = spans["invoke_agent adder"], spans["execute_tool add"]
+    assert run.parent_span_id == b""
+    assert tool_span.parent_span_id == run.span_id
+    assert spans["chat scripted"].parent_span_id == run.span_id
+    assert len({span.trace_id for span in receiver.spans()}) == 1
+    assert attributes(run)["gen_ai.conversation.id"] == "t_otlp"
+    assert attributes(run)["callwright.run.id"] == result.run_id
+    assert attributes(tool_span)["gen_ai.tool.call.id"] == "c1"
+
+
+SCRIPT = """
+import asyncio
+
+from callwright import Agent, tool
+from callwright.models import ScriptedModel, call
+from callwright.telemetry import configure_otlp
+
+shutdown = configure_otlp(service_name="callwright-e2e")  # the endpoint comes from the env
+
+
+@tool
+async def add(a: int, b: int) -> int:
+    '''Add two numbers.'''
+    return a + b
+
+
+model = ScriptedModel([[call("add", {"a": 2, "b": 3}, id="c1")], ["5"]])
+print(asyncio.run(Agent(model, [add]).run("2 + 3")).output)
+shutdown()
+"""
+
+
+def test_configure_otlp_installs_the_sdk_from_the_standard_variables(
+    receiver: Receiver, tmp_path: Path
+) -> None:
+    """A fresh process: ``configure_otlp`` installs the global providers, runs notice them
+    on their own, and ``OTEL_EXPORTER_OTLP_ENDPOINT`` says where both signals go."""
+    script = tmp_path / "traced.py"
+    script.write_text(textwrap.dedent(SCRIPT))
+    env = {"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url, "PATH": "/usr/bin:/bin"}
+    done = subprocess.run(
+        [sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "5"
+    deadline = time.monotonic() + 10
+    while not (receiver.traces and receiver.metrics) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert sorted(span.name for span in receiver.spans()) == [
+        "chat scripted",
+        "chat scripted",
+        "execute_tool add",
+        "invoke_agent",
+    ]
+    assert receiver.service_names() == {"callwright-e2e"}
+    assert {
+        "gen_ai.client.token.usage",
+        "gen_ai.client.operation.duration",
+        "callwright.tool.calls",
+    } <= receiver.metric_names()
