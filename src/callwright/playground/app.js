@@ -1,7 +1,8 @@
 // The callwright playground: the page `GET /` serves. It talks AG-UI to `POST /agui`
 // through the real @ag-ui/client HttpAgent and shows every step of a tool call's life:
 // arguments as they stream, progress, partial outputs, approvals, results and errors,
-// the shared run state, and front-end tools that run here in the browser.
+// the shared run state, and front-end tools that run here in the browser. Each turn of
+// the conversation gets a live timeline of where its time went (timeline.js).
 //
 // Plain DOM, no framework: the page is one conversation, a few cards and two dialogs,
 // and a framework would be most of the bundle.
@@ -11,6 +12,7 @@
 // tests/playground/test_bundle.py fails when the committed bundle is out of date.
 
 import { HttpAgent } from "@ag-ui/client";
+import { Timeline } from "./timeline.js";
 
 const $ = (selector) => document.querySelector(selector);
 const logEl = $("#log");
@@ -96,6 +98,7 @@ const bubbles = new Map(); // messageId -> element
 const subRuns = new Map(); // subagentRunId -> the element its events go into
 let streaming = false;
 let stopRequested = false;
+let timeline = null; // the current turn's timeline
 
 function newAgent() {
   return new HttpAgent({ url: new URL("/agui", location.href).href, threadId: uid("thread") });
@@ -234,6 +237,8 @@ function logChange(text) {
 // --- events ----------------------------------------------------------------------------------
 
 function handle(event, run) {
+  // a stop aborts the request, which the client reports as a run error of its own
+  if (!(event.type === "RUN_ERROR" && stopRequested)) timeline?.on(event);
   switch (event.type) {
     case "TEXT_MESSAGE_START":
       bubble(event.messageId, "assistant", event);
@@ -336,6 +341,7 @@ function activity(content, event) {
 
 // Calls of this conversation still without a result: what a stop or a failure leaves behind.
 function markUnfinished(state, label) {
+  timeline?.stop(state);
   for (const c of cards.values()) {
     if (!c.finished && c.root.dataset.state !== "awaiting-approval") {
       c.finished = true;
@@ -408,6 +414,7 @@ async function afterRun(run, params) {
   const finished = run.finished;
   if (finished.outcome === "interrupt") {
     setStatus("waiting", "waiting for your approval");
+    timeline?.waitingForApproval((finished.interrupts ?? []).map((i) => i.toolCallId));
     const resume = [];
     for (const interrupt of finished.interrupts ?? []) resume.push(await askApproval(interrupt));
     return { resume };
@@ -415,6 +422,7 @@ async function afterRun(run, params) {
   const pending = finished.pendingToolCallIds ?? [];
   if (pending.length > 0) {
     setStatus("waiting", "running browser tools");
+    timeline?.waitingForBrowser();
     for (const id of pending) await runBrowserTool(id);
     return {};
   }
@@ -428,12 +436,16 @@ async function afterRun(run, params) {
 
 async function converse(params) {
   let next = params;
+  const turn = new Timeline((name) => browserTools.some((t) => t.name === name));
+  timeline = turn;
+  append(turn.root);
   try {
     while (next) {
       const run = await runOnce(next);
       next = await afterRun(run, next);
     }
   } finally {
+    turn.finish();
     setBusy(false);
     input.focus();
   }
@@ -445,6 +457,7 @@ async function runBrowserTool(id) {
   const c = card(id, name);
   const tool = browserTools.find((t) => t.name === name);
   setCardState(c, "in-browser", "in your browser");
+  timeline?.browserStarted(id);
   let content;
   let error;
   try {
@@ -457,6 +470,7 @@ async function runBrowserTool(id) {
   const message = { id: uid("tool"), role: "tool", toolCallId: id, content: error ?? content };
   if (error !== undefined) message.error = error;
   agent.addMessage(message);
+  timeline?.browserEnded(id, error === undefined);
   if (error !== undefined) showResult(c, "error", "error", "Error", error);
   else showResult(c, "complete", "complete", "Result (from your browser)", content);
 }
@@ -487,6 +501,7 @@ function askApproval(interrupt) {
     const answer = (approved) => {
       const reason = reasonInput.value.trim();
       const payload = approved ? { approved } : { approved, ...(reason ? { reason } : {}) };
+      timeline?.answered(interrupt.toolCallId);
       if (c) {
         if (approved) setCardState(c, "running", "approved");
         else setCardState(c, "denied", "denied");
@@ -547,6 +562,8 @@ $("#new-chat").addEventListener("click", () => {
     agent.abortRun();
   }
   agent = newAgent();
+  timeline?.finish();
+  timeline = null;
   cards.clear();
   bubbles.clear();
   subRuns.clear();
