@@ -3,7 +3,9 @@
 K sequential tool round trips (a no-op tool, a scripted model) for several K,
 and one model response with 50 calls. Reports microseconds per round trip /
 per call and the ratio to pydantic-ai (FunctionModel). Run: ``make bench``
-(or ``python bench/overhead.py``).
+(or ``python bench/overhead.py``). ``--tracing`` traces callwright's runs into the
+OpenTelemetry SDK (spans batched to an exporter that drops them, metrics into an
+in-memory reader): the cost of tracing when it is on.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import asyncio
 import statistics
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from pydantic_ai import Agent as PAgent
@@ -124,7 +126,33 @@ async def side_by_side(
     return statistics.median(times[0]), statistics.median(times[1])
 
 
+def trace_into_the_sdk() -> None:
+    """An SDK tracer and meter for callwright's runs; the spans are batched, then dropped."""
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+    from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+    from opentelemetry.sdk.trace.export import (
+        BatchSpanProcessor,
+        SpanExporter,
+        SpanExportResult,
+    )
+
+    from callwright import telemetry
+
+    class Drop(SpanExporter):
+        def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+            return SpanExportResult.SUCCESS
+
+    tracer_provider = TracerProvider()
+    tracer_provider.add_span_processor(BatchSpanProcessor(Drop()))
+    meter_provider = MeterProvider(metric_readers=[InMemoryMetricReader()])
+    telemetry.configure(tracer_provider=tracer_provider, meter_provider=meter_provider)
+
+
 async def main() -> None:
+    tracing = "--tracing" in sys.argv
+    if tracing:
+        trace_into_the_sdk()
     rows = []
     for k in KS:
         cw, pai = await side_by_side(cw_sequential(k), pai_sequential(k), REPEATS)
@@ -133,6 +161,7 @@ async def main() -> None:
     rows.append((f"{WIDE} calls in one response", "per call", cw / WIDE * 1e6, pai / WIDE * 1e6))
 
     print(f"python {sys.version.split()[0]}, median of {REPEATS} alternating runs after a warm-up")
+    print("callwright tracing: " + ("on (OpenTelemetry SDK)" if tracing else "off"))
     print("| case | unit | callwright µs | pydantic-ai µs | ratio (cw / pai) |")
     print("|---|---|---:|---:|---:|")
     for name, unit, a, b in rows:
