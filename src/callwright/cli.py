@@ -11,7 +11,7 @@ import asyncio
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from .models.base import Model
@@ -112,9 +112,33 @@ def serve(args: argparse.Namespace) -> int:
     console.print(f"  AG-UI: POST {url}/agui   AI SDK UI stream: POST {url}/api/chat")
     if journal is not None:
         console.print(f"  run journal: {args.db} (paused runs survive a restart)")
+    flush = _export_telemetry(args, console)
     sys.stdout.flush()
-    uvicorn.run(app, host=host, port=args.port, log_level=args.log_level)
+    try:
+        uvicorn.run(app, host=host, port=args.port, log_level=args.log_level)
+    finally:
+        if flush is not None:
+            flush()
     return 0
+
+
+def _export_telemetry(args: argparse.Namespace, console: Any) -> Callable[[], None] | None:
+    """``--otel [URL]`` or ``OTEL_EXPORTER_OTLP_ENDPOINT``: traces and metrics over OTLP/HTTP.
+
+    Returns the function that flushes them at exit (None when not asked for).
+    """
+    from .telemetry import ENDPOINT_ENV, configure_otlp
+
+    if args.otel is None and not os.environ.get(ENDPOINT_ENV):
+        return None
+    try:
+        flush = configure_otlp(args.otel or None)
+    except RuntimeError as exc:
+        console.print(f"[red]{exc}[/red]")
+        raise SystemExit(2) from None
+    where = args.otel or os.environ.get(ENDPOINT_ENV) or "http://localhost:4318"
+    console.print(f"  traces and metrics: OTLP/HTTP to {where}")
+    return flush
 
 
 # --- run -----------------------------------------------------------------------------------
@@ -207,6 +231,15 @@ def parser() -> argparse.ArgumentParser:
         "--db",
         default=None,
         help="a SQLite file for the run journal (history, pending approvals, events)",
+    )
+    s.add_argument(
+        "--otel",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="URL",
+        help="send traces and metrics to an OTLP/HTTP collector (default: "
+        "OTEL_EXPORTER_OTLP_ENDPOINT, else http://localhost:4318); needs callwright[otel]",
     )
     model_options(s)
     s.set_defaults(handler=serve)

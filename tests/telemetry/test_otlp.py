@@ -10,6 +10,9 @@ test needs one POST handler, not a web framework.
 from __future__ import annotations
 
 import gzip
+import os
+import signal
+import socket
 import subprocess
 import sys
 import textwrap
@@ -20,6 +23,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
@@ -206,3 +210,57 @@ def test_configure_otlp_installs_the_sdk_from_the_standard_variables(
         "gen_ai.client.operation.duration",
         "callwright.tool.calls",
     } <= receiver.metric_names()
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_serve_otel_exports_the_runs_it_serves(receiver: Receiver, tmp_path: Path) -> None:
+    """``callwright serve --otel URL``: a request to the server, its run's spans at the
+    collector."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "CALLWRIGHT_SANDBOX": str(tmp_path),
+        "OTEL_BSP_SCHEDULE_DELAY": "100",  # milliseconds: export soon after the run
+    }
+    agent = f"{ROOT / 'tests' / 'playground' / 'agent.py'}:cli_agent"
+    command = [sys.executable, "-m", "callwright.cli", "serve", "--port", str(port)]
+    command += ["--otel", receiver.url, "--agent", agent, "--log-level", "warning"]
+    server = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            assert server.poll() is None, server.stderr.read().decode()  # type: ignore[union-attr]
+            try:
+                httpx.get(url + "/", timeout=1)
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline, "the server did not start"
+                time.sleep(0.1)
+        body = {
+            "threadId": "thread_serve",
+            "runId": "run_serve",
+            "messages": [{"id": "u1", "role": "user", "content": "remember this"}],
+            "tools": [],
+            "context": [],
+            "state": {},
+            "forwardedProps": {},
+        }
+        reply = httpx.post(url + "/agui", json=body, timeout=30)
+        assert reply.status_code == 200 and "RUN_FINISHED" in reply.text
+        deadline = time.monotonic() + 10
+        while len(receiver.spans()) < 4 and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(15)
+    assert "traces and metrics: OTLP/HTTP to " + receiver.url in server.stdout.read().decode()  # type: ignore[union-attr]
+    names = sorted(span.name for span in receiver.spans())
+    assert names == ["chat scripted", "chat scripted", "execute_tool calculate", "invoke_agent"]
+    run = next(span for span in receiver.spans() if span.name == "invoke_agent")
+    assert attributes(run)["gen_ai.conversation.id"] == "thread_serve"
+    assert receiver.service_names() == {"callwright"}
