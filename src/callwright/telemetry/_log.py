@@ -6,6 +6,8 @@ message repeats the ids so a plain formatter shows them too. Arguments and
 results are never logged unless content capture is opted in
 (``telemetry.configure(capture_content=True)`` or the GenAI instrumentations'
 variable); an error's text is logged, as it says what went wrong, not what was sent.
+Like any library, callwright adds no handler but a ``NullHandler``: configure logging
+(``logging.basicConfig(level=logging.INFO)``, a JSON formatter ...) to see the lines.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ if TYPE_CHECKING:
     from ..context import RunScope
     from ..events import RunStatus
     from ..usage import Usage
+
+logging.getLogger("callwright").addHandler(logging.NullHandler())  # the application decides
 
 RUN_LOGGER = logging.getLogger("callwright.run")
 """Logs one line as each run segment ends: INFO, WARNING when it ended in an error."""
