@@ -193,9 +193,7 @@ def _from_blueprint(
             value = blueprint[key]
             meta[key] = value if isinstance(value, dict) else {"const": value}
     validator = compile_validator(params)  # refuses a schema it cannot bound
-    if meta:  # refuse a meta schema (an `_outputPath` pattern...) now, not at the first call
-        compile_validator({"type": "object", "properties": meta})
-    return Tool(
+    made = Tool(
         name=tool_name,
         description=str(blueprint.get("description") or ""),
         parameters=params,
@@ -207,6 +205,9 @@ def _from_blueprint(
         meta=meta,
         **options,
     )
+    if meta:  # a meta schema (an `_outputPath` pattern...) is refused now, not at the first call
+        made._meta_validator = compile_validator({"type": "object", "properties": meta})
+    return made
 
 
 # --- typed functions ----------------------------------------------------------
