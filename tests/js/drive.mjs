@@ -2,6 +2,7 @@
 //
 //   node drive.mjs <client> <baseUrl>
 //   client: agui1 (@ag-ui/client 1.0.0), agui0 (@ag-ui/client 0.0.59), ai5, ai6, ai7
+//   $DRIVE_HEADERS: extra request headers as a JSON object (e.g. an Authorization header)
 //
 // Every scenario runs in a fresh agent / chat; its report holds what the client
 // ended up with (messages, state, status, errors), the events or raw stream it
@@ -9,6 +10,7 @@
 // tests (tests/wire/test_js_clients.py) assert on it.
 
 const [clientName, baseUrl] = process.argv.slice(2);
+const extraHeaders = JSON.parse(process.env.DRIVE_HEADERS ?? "{}");
 
 // --- capture everything a client prints ------------------------------------------------
 let printed = [];
@@ -43,7 +45,7 @@ const fakeWeather = { name: "weather", description: "shadowing a server tool", p
 async function aguiScenarios(mod) {
   const { HttpAgent } = mod;
   function newAgent(text) {
-    const agent = new HttpAgent({ url: `${baseUrl}/agui`, threadId: `t_${uid()}` });
+    const agent = new HttpAgent({ url: `${baseUrl}/agui`, threadId: `t_${uid()}`, headers: extraHeaders });
     agent.addMessage({ id: `u_${uid()}`, role: "user", content: text });
     return agent;
   }
@@ -183,7 +185,7 @@ async function aiScenarios(mod, major) {
     const chat = new Chat({
       transport: new DefaultChatTransport({
         api: `${baseUrl}/api/chat`,
-        headers: { "x-ai-sdk-version": String(major) },
+        headers: { ...extraHeaders, "x-ai-sdk-version": String(major) },
         body: tools ? { tools } : undefined,
         fetch,
       }),
