@@ -85,6 +85,8 @@ class Endpoints(Generic[DepsT]):
 
         ``deps`` reach the tools as ``ToolContext.deps`` (None: the agent's own);
         ``principal`` names the authenticated caller (None: the app has no users).
+        Threads and runs are not yet owned by a principal: any caller who knows a
+        thread or run id can continue or replay it.
         """
         try:
             body = await read_json(request, self.limits)
@@ -117,7 +119,8 @@ class Endpoints(Generic[DepsT]):
         """``GET`` a journaled run's frames after the first ``?after=N``, then its live ones:
         how a client resumes a dropped stream.
 
-        ``run_id`` defaults to the route's ``{run_id}`` path parameter.
+        ``run_id`` defaults to the route's ``{run_id}`` path parameter; ``principal``
+        as for ``handle_agui``.
         """
         if self.journal is None:
             return refusal(WireError("no journal: start the server with --db", "no_journal", 404))
