@@ -480,7 +480,7 @@ def non_null(schema: dict[str, Any]) -> dict[str, Any]:
 
 # --- bounding the schema -------------------------------------------------------------------
 
-_CONSTRAINED_STRING = ("enum", "const", "pattern", "format", "maxLength")
+_CONSTRAINED_STRING = ("enum", "const", "format", "maxLength")
 
 
 def bound_schema(
@@ -498,20 +498,20 @@ def bound_schema(
     calls = props.get("calls")
     output = props.get("output")
     if isinstance(output, dict):
-        _bound_strings(output, max_output)
+        bound_strings(output, max_output)
     if isinstance(calls, dict):
         current = calls.get("maxItems")
         calls["maxItems"] = max_calls if current is None else min(current, max_calls)
         if "minItems" in calls:
             calls["minItems"] = min(calls["minItems"], calls["maxItems"])
-        _bound_strings(calls, max_string)
+        bound_strings(calls, max_string)
     return schema
 
 
-def _bound_strings(node: Any, limit: int) -> None:
+def bound_strings(node: Any, limit: int) -> None:
     if isinstance(node, list):
         for item in node:
-            _bound_strings(item, limit)
+            bound_strings(item, limit)
         return
     if not isinstance(node, dict):
         return
@@ -525,6 +525,6 @@ def _bound_strings(node: Any, limit: int) -> None:
         if key in ("properties", "$defs", "definitions", "patternProperties"):
             if isinstance(value, dict):
                 for sub in value.values():
-                    _bound_strings(sub, limit)
+                    bound_strings(sub, limit)
         elif key in ("items", "anyOf", "oneOf", "allOf", "additionalProperties", "prefixItems"):
-            _bound_strings(value, limit)
+            bound_strings(value, limit)

