@@ -79,6 +79,9 @@ _FUNCTIONS: dict[str, Callable[..., Any]] = {
     "tan": math.tan,
 }
 _CONSTANTS = {"pi": math.pi, "e": math.e}
+_NAMES = "|".join(sorted([*_FUNCTIONS, *_CONSTANTS], key=len, reverse=True))
+EXPRESSION_PATTERN = rf"^([0-9\s.+\-*/%()^,]|{_NAMES})+$"
+"""What an expression may hold: the shape a small model's arguments are held to."""
 MAX_LENGTH = 500
 """The longest expression accepted, in characters."""
 MAX_DEPTH = 250
@@ -175,7 +178,7 @@ def _check_digits(digits: int) -> None:
 
 @tool
 def calculate(
-    expression: Annotated[str, Field(examples=["12 * (3 + 4)"])],
+    expression: Annotated[str, Field(examples=["12 * (3 + 4)"], pattern=EXPRESSION_PATTERN)],
 ) -> str:
     """Calculate an arithmetic expression.
 
@@ -191,9 +194,17 @@ def calculate(
 # --- current_time --------------------------------------------------------------------------
 
 
+TIMEZONE_PATTERN = r"^(UTC|GMT|[A-Za-z_]+/[A-Za-z0-9_+\-/]+)$"
+"""An IANA name's shape (Area/Location, or UTC). A pattern, not an enum of ``zoneinfo``'s
+~600 names: those would go to a hosted model with every request; unknown names get the
+tool's own error."""
+
+
 @tool
 def current_time(
-    timezone: Annotated[str | None, Field(examples=["Europe/Paris"])] = None,
+    timezone: Annotated[
+        str | None, Field(examples=["Europe/Paris"], pattern=TIMEZONE_PATTERN)
+    ] = None,
 ) -> str:
     """Get the current date and time.
 
@@ -213,6 +224,9 @@ def current_time(
 # --- files in the sandbox ------------------------------------------------------------------
 
 MAX_FILE_BYTES = 100_000
+PATH_PATTERN = r"^[\w\-.]*[./][\w\-./]*$"
+"""A file name with an extension or a folder part, no spaces: with this shape, a small
+model copies the name from the request instead of a word around it."""
 _log = logging.getLogger(__name__)
 
 
@@ -319,7 +333,7 @@ def file_tools(sandbox: Sandbox) -> list[Tool]:
         return "\n".join(names) if names else "(the sandbox is empty)"
 
     @tool
-    def read_file(path: Annotated[str, Field(examples=["notes.txt"])]) -> str:
+    def read_file(path: Annotated[str, Field(examples=["notes.txt"], pattern=PATH_PATTERN)]) -> str:
         """Read a text file from the sandbox folder.
 
         Args:
@@ -337,7 +351,7 @@ def file_tools(sandbox: Sandbox) -> list[Tool]:
 
     @tool(requires_approval=True)
     def write_file(
-        path: Annotated[str, Field(examples=["notes.txt"])],
+        path: Annotated[str, Field(examples=["notes.txt"], pattern=PATH_PATTERN)],
         content: Annotated[str, Field(examples=["Buy milk"])],
     ) -> str:
         """Write a text file in the sandbox folder (asks for approval first).
