@@ -1,8 +1,10 @@
-"""Embedded model benchmark: speed with and without the constraint, time to first
-event, and tool-choice accuracy on a fixed prompt set.
+"""Embedded model benchmark: tool-choice accuracy on both halves of a fixed prompt set,
+decoding speed with and without the constraint, time to first event, memory.
 
-Run: ``.venv/bin/python bench/local_model.py`` (``--quick`` for the accuracy part only).
-Greedy decoding, so the figures repeat on the same machine.
+Run: ``.venv/bin/python bench/local_model.py`` (``--quick`` for the accuracy part only,
+``--model PATH`` for another GGUF file, ``--split tuning`` while tuning). Greedy
+decoding, so the figures repeat on the same machine. The set and its split are in
+``bench/local_prompts.py``.
 """
 
 from __future__ import annotations
@@ -11,53 +13,28 @@ import argparse
 import asyncio
 import json
 import os
+import statistics
 import sys
 import tempfile
 import time
+from collections import Counter
+from pathlib import Path
 from typing import Any
 
 from callwright.compose import solution_schema
-from callwright.demo import Sandbox, demo_tools
+from callwright.demo import INSTRUCTIONS, Sandbox, demo_tools
 from callwright.messages import UserMessage
 from callwright.models.base import (
     ModelRequest,
     TextPart,
     ToolCallDeltaPart,
-    ToolCallEndPart,
     ToolCallStartPart,
 )
 from callwright.models.local import LocalModel
 from callwright.toolbox import Toolbox
+from local_prompts import ALL, HELD_OUT, TUNING, Case
 
-# (prompt, expected tool or None for "answer without a tool", expected arguments)
-PROMPTS: list[tuple[str, str | None, dict[str, Any]]] = [
-    ("What is 17 * 23?", "calculate", {"expression": "17 * 23"}),
-    ("Calculate 2 + 2", "calculate", {"expression": "2 + 2"}),
-    ("Compute 100 / 4", "calculate", {"expression": "100 / 4"}),
-    ("What is 3 to the power of 5? Use 3 ** 5", "calculate", {"expression": "3 ** 5"}),
-    ("Calculate (7 + 8) * 2", "calculate", {"expression": "(7 + 8) * 2"}),
-    ("What time is it?", "current_time", {}),
-    ("What is the current time in Europe/Paris?", "current_time", {"timezone": "Europe/Paris"}),
-    ("Tell me the date and time in Asia/Tokyo", "current_time", {"timezone": "Asia/Tokyo"}),
-    ("What time is it in America/New_York?", "current_time", {"timezone": "America/New_York"}),
-    ("List the files in the sandbox", "list_files", {}),
-    ("Which files are there?", "list_files", {}),
-    ("Read the file notes.txt", "read_file", {"path": "notes.txt"}),
-    ("Show me what is in README.txt", "read_file", {"path": "README.txt"}),
-    ("Open todo.md and read it", "read_file", {"path": "todo.md"}),
-    ("Write 'hello' to the file hi.txt", "write_file", {"path": "hi.txt", "content": "hello"}),
-    (
-        "Save the text 'Buy milk' in shopping.txt",
-        "write_file",
-        {"path": "shopping.txt", "content": "Buy milk"},
-    ),
-    ("Count slowly to 5", "count_slowly", {"n": 5}),
-    ("Count to 3 slowly", "count_slowly", {"n": 3}),
-    ("Hello!", None, {}),
-    ("Who are you?", None, {}),
-    ("Thank you, that is all.", None, {}),
-    ("Say hi to my friend Sam.", None, {}),
-]
+SPLITS = {"tuning": TUNING, "held-out": HELD_OUT, "all": ALL}
 
 
 def normalise(args: dict[str, Any]) -> dict[str, Any]:
@@ -74,7 +51,12 @@ def expression_equal(a: str, b: str) -> bool:
 
 
 async def one_step(model: LocalModel, schema: dict[str, Any], prompt: str) -> dict[str, Any]:
-    request = ModelRequest([UserMessage(prompt)], mode="structured", solution_schema=schema)
+    request = ModelRequest(
+        [UserMessage(prompt)],
+        instructions=INSTRUCTIONS,
+        mode="structured",
+        solution_schema=schema,
+    )
     started = time.perf_counter()
     first: float | None = None
     calls: dict[str, list[str]] = {}
@@ -89,50 +71,54 @@ async def one_step(model: LocalModel, schema: dict[str, Any], prompt: str) -> di
             calls[event.call_id].append(event.delta)
         elif isinstance(event, TextPart):
             text += event.delta
-        elif isinstance(event, ToolCallEndPart):
-            pass
     parsed = []
     for call_id, parts in calls.items():
         try:
             parsed.append((names[call_id], json.loads("".join(parts))))
         except ValueError:
             parsed.append((names[call_id], None))
-    return {"calls": parsed, "text": text, "first_event": first}
+    return {
+        "calls": parsed,
+        "text": text,
+        "first_event": first,
+        "total": time.perf_counter() - started,
+    }
 
 
-def correct(result: dict[str, Any], tool: str | None, expected: dict[str, Any]) -> bool:
+def correct(result: dict[str, Any], case: Case) -> bool:
     calls = result["calls"]
-    if tool is None:
+    if case.tool is None:
         return not calls and bool(result["text"].strip())
-    if len(calls) != 1 or calls[0][0] != tool or calls[0][1] is None:
+    if len(calls) != 1 or calls[0][0] != case.tool or calls[0][1] is None:
         return False
     got = normalise(calls[0][1])
-    if tool == "calculate":
-        return expression_equal(str(got.get("expression", "")), expected["expression"])
-    return got == expected
+    if case.tool == "calculate":
+        return expression_equal(str(got.get("expression", "")), case.args["expression"])
+    return got == case.args
 
 
 async def accuracy(
-    model: LocalModel, schema: dict[str, Any], verbose: bool
-) -> tuple[int, list[float]]:
-    right = 0
+    model: LocalModel, schema: dict[str, Any], cases: list[Case], verbose: bool
+) -> tuple[list[bool], list[float]]:
+    marks = []
     firsts = []
-    for prompt, tool, expected in PROMPTS:
-        result = await one_step(model, schema, prompt)
-        ok = correct(result, tool, expected)
-        right += ok
+    for case in cases:
+        result = await one_step(model, schema, case.prompt)
+        ok = correct(result, case)
+        marks.append(ok)
         if result["first_event"] is not None:
             firsts.append(result["first_event"])
         if verbose:
             mark = "ok  " if ok else "MISS"
-            print(f"  {mark} {prompt!r}: {result['calls'] or result['text'][:60]!r}")
-    return right, firsts
+            shown = result["calls"] or result["text"][:60]
+            print(f"  {mark} {case.prompt!r}: {shown!r}", flush=True)
+    return marks, firsts
 
 
 STORY_PROMPT = "Write a long story about a robot who learns to paint."
 
 
-def speed(model: LocalModel, constrained: bool, schema: dict[str, Any]) -> tuple[float, int]:
+def speed(model: LocalModel, constrained: bool) -> tuple[float, int]:
     """Tokens per second of decoding for one long answer, timed by llama.cpp itself."""
     server = model.server()
     body: dict[str, Any] = {
@@ -153,33 +139,76 @@ def speed(model: LocalModel, constrained: bool, schema: dict[str, Any]) -> tuple
     return float(timings["predicted_per_second"]), int(timings["predicted_n"])
 
 
+def rss_mib() -> float:
+    """This process's resident memory (Linux), MiB."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def report_accuracy(label: str, cases: list[Case], marks: list[bool]) -> None:
+    right = sum(marks)
+    print(f"tool-choice accuracy, {label}: {right}/{len(cases)} = {right / len(cases):.0%}")
+    totals: Counter[str] = Counter()
+    hits: Counter[str] = Counter()
+    for case, ok in zip(cases, marks, strict=True):
+        key = case.tool or "no tool"
+        totals[key] += 1
+        hits[key] += ok
+    print("  by tool: " + ", ".join(f"{k} {hits[k]}/{n}" for k, n in totals.items()))
+
+
+def model_options(raw: list[str]) -> dict[str, Any]:
+    """``--option key=value`` pairs for ``LocalModel`` (JSON values)."""
+    options: dict[str, Any] = {}
+    for item in raw:
+        key, _, value = item.partition("=")
+        options[key] = json.loads(value)
+    return options
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="accuracy only")
     parser.add_argument("--quiet", action="store_true")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--model", help="a GGUF file (default: the embedded default)")
+    parser.add_argument("--split", choices=["both", *SPLITS], default="both")
+    parser.add_argument("--option", action="append", default=[], help="LocalModel key=json")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         toolbox = Toolbox(demo_tools(Sandbox(folder)))
         schema = solution_schema(list(toolbox.select(None)), toolbox)
-        model = LocalModel()
+        model = LocalModel(args.model, **model_options(args.option))
+        before = rss_mib()
         started = time.perf_counter()
         model.server()
-        print(f"model load: {time.perf_counter() - started:.2f} s ({model.path.name})")
+        loaded = time.perf_counter() - started
+        print(f"model: {model.path.name} ({model.path.stat().st_size / 2**20:.0f} MiB file)")
+        print(f"model load: {loaded:.2f} s, memory +{rss_mib() - before:.0f} MiB resident")
         if not args.quick:
             for constrained in (False, True):
-                rates = [speed(model, constrained, schema) for _ in range(args.repeat)]
-                best = max(r for r, _ in rates)
+                rates = [speed(model, constrained) for _ in range(args.repeat)]
                 label = "constrained (json_schema)" if constrained else "free"
-                tokens = rates[0][1]
-                detail = f"(best of {args.repeat}, {tokens} tokens)"
-                print(f"decode {label}: {best:.1f} tokens/s {detail}")
-        right, firsts = asyncio.run(accuracy(model, schema, not args.quiet))
-        firsts.sort()
-        print(f"tool-choice accuracy: {right}/{len(PROMPTS)} = {right / len(PROMPTS):.0%}")
+                median = statistics.median(r for r, _ in rates)
+                best = max(r for r, _ in rates)
+                detail = f"(median of {args.repeat}, best {best:.1f}, {rates[0][1]} tokens)"
+                print(f"decode {label}: {median:.1f} tokens/s {detail}", flush=True)
+        halves = ["tuning", "held-out"] if args.split == "both" else [args.split]
+        firsts: list[float] = []
+        for half in halves:
+            cases = SPLITS[half]
+            if not args.quiet:
+                print(f"{half}:")
+            marks, times = asyncio.run(accuracy(model, schema, cases, not args.quiet))
+            firsts += times
+            report_accuracy(half, cases, marks)
+        print(f"memory after the prompts: {rss_mib():.0f} MiB resident")
         if firsts:
+            firsts.sort()
             print(
-                f"time to first event: median {firsts[len(firsts) // 2] * 1000:.0f} ms, "
+                f"time to first event: median {statistics.median(firsts) * 1000:.0f} ms, "
                 f"max {firsts[-1] * 1000:.0f} ms"
             )
     sys.stdout.flush()
