@@ -205,5 +205,20 @@ async def retrying(
                 yield ErrorPart(failure.message, failure.code)
                 return
             delay = failure.retry_after if failure.retry_after is not None else policy.backoff(n)
+            _note_retry(n + 1, failure.code, delay)
             if await sleep_unless_cancelled(min(delay, policy.max_delay), cancel):
                 return
+
+
+def _note_retry(attempt: int, code: str, delay: float) -> None:
+    """A span event on the current (model turn's) span when tracing is on.
+
+    Imported here: only a failing request pays for it, and without an SDK the
+    current span is a no-op.
+    """
+    from opentelemetry import trace
+
+    trace.get_current_span().add_event(
+        "callwright.model.retry",
+        {"callwright.retry.attempt": attempt, "error.type": code, "callwright.retry.delay": delay},
+    )
