@@ -1,0 +1,56 @@
+"""The callwright server under load (bench/load.py), in memory or journaled.
+
+``python bench/_load_app.py --fd FD [--db FILE]``: serves ``create_app`` with uvicorn on
+the listening socket ``FD`` it inherits from the harness (no port to race for), with a
+``SQLiteJournal`` at ``FILE`` when given. Every run plays the turns of ``_load_turns``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import socket
+from typing import Any
+
+import uvicorn
+
+from _load_turns import ARGUMENTS, RESULT, TEXT, TOOL
+from callwright import Agent, tool
+from callwright.messages import ToolResultMessage
+from callwright.models import ModelRequest, ScriptedModel, call
+from callwright.server import create_app
+
+
+@tool(name=TOOL)
+async def lookup(city: str) -> str:
+    """Look a city up. Returns at once: the load bench measures the runtime, not a tool."""
+    return RESULT
+
+
+def script(request: ModelRequest) -> list[Any]:
+    """A call first; once its result is in, the answer."""
+    if isinstance(request.messages[-1], ToolResultMessage):
+        return [TEXT]
+    return [call(TOOL, ARGUMENTS)]
+
+
+def build(db: str | None) -> Any:
+    agent = Agent(ScriptedModel(script, split_text=True, record=False), [lookup])
+    if db is None:
+        return create_app(agent)
+    from callwright.store import SQLiteJournal
+
+    return create_app(agent, journal=SQLiteJournal(db))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--fd", type=int, required=True)
+    parser.add_argument("--db")
+    args = parser.parse_args()
+    sock = socket.socket(fileno=args.fd)
+    config = uvicorn.Config(build(args.db), log_level="warning", access_log=False)
+    uvicorn.Server(config).run(sockets=[sock])
+
+
+if __name__ == "__main__":
+    main()
