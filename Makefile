@@ -65,3 +65,4 @@ bench: $(VENV)/.bench-installed
 	$(PY) bench/overhead.py
 	$(PY) bench/encode.py
 	$(PY) bench/local_model.py --quiet
+	$(PY) bench/load.py
