@@ -3,20 +3,25 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Mapping
 from typing import Any
 
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from ..events import ApprovalRequested, Event
 from ..run import Run
-from ..store import Journal, Recorder
+from ..store import Journal, JournalUnavailable, Recorder
 from ..wire import ApprovalLedger, IssuedApproval, WireError
 from ..wire._base import SSEEncoder
-from ..wire._stream import stream_run
+from ..wire._stream import StreamStopped, stream_run
 
 RUN_ID_HEADER = "x-callwright-run-id"
+INTERRUPTED = (
+    "this run did not finish: the server stopped or could not write its journal "
+    "while it ran (resume it with a new request on its thread)"
+)
+POLL_SECONDS = 0.05
 
 
 def refusal(error: WireError) -> Response:
@@ -26,7 +31,13 @@ def refusal(error: WireError) -> Response:
 
 class RunStream(Response):
     """Streams one run (see ``wire._stream``); journals it when it has a recorder, and
-    otherwise remembers the approvals it issues in the ledger."""
+    otherwise remembers the approvals it issues in the ledger.
+
+    With a recorder, the frame that would end the stream if the run never
+    finishes (the server killed mid-run) is kept with the segment, so that a
+    replay of it ends with that error rather than waiting forever; a journal
+    write that fails stops the run with a ``journal_unavailable`` error frame.
+    """
 
     def __init__(
         self,
@@ -43,14 +54,22 @@ class RunStream(Response):
         self.stream_headers = dict(encoder.headers)
         if recorder is not None:
             self.stream_headers[RUN_ID_HEADER] = recorder.segment.request_id
+            recorder.closing = encoder.error(INTERRUPTED, "interrupted") + encoder.close()
+            recorder.cut_frame = self._cut_frame
 
-    def _record(self, event: Event, frame: bytes) -> None:
+    def _cut_frame(self, cap: int) -> bytes:
+        message = f"the rest of this stream was not kept (the journal keeps {cap:,} bytes a run)"
+        return self.encoder.error(message, "stream_truncated")
+
+    def _record(self, event: Event, frame: bytes) -> Awaitable[None] | None:
         if self.recorder is not None:
-            self.recorder.record(event, frame)
-        elif isinstance(event, ApprovalRequested):
+            durable = self.recorder.record(event, frame)
+            return None if durable is None else _stop_on_failure(durable)
+        if isinstance(event, ApprovalRequested):
             self.ledger.issue(
                 event.approval_id, IssuedApproval(event.call_id, event.tool_name, event.arguments)
             )
+        return None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
@@ -65,16 +84,47 @@ class RunStream(Response):
             )
         finally:
             if self.recorder is not None:
-                self.recorder.finish_unrecorded("cancelled", "the stream ended early")
+                await self.recorder.finish("cancelled", "the stream ended early")
 
 
-async def replay(store: Journal, segment: str, after: int) -> AsyncIterator[bytes]:
-    """Stored frames after the first ``after`` (non-empty) ones; follows a live run."""
+async def _stop_on_failure(durable: Awaitable[None]) -> None:
+    try:
+        await durable
+    except JournalUnavailable as exc:
+        raise StreamStopped(exc.message, "journal_unavailable") from exc
+
+
+async def replay_response(
+    journal: Journal, run_id: str, after: int, principal: str, headers: Mapping[str, str]
+) -> Response:
+    """``GET /runs/{run_id}/events``: the stored frames after the first ``after``, then
+    the live ones; 404 for an unknown run or another principal's, 410 for a log
+    deleted under the journal's retention."""
+    known = await asyncio.to_thread(journal.has_events, run_id, principal)
+    if not known:
+        expired = getattr(journal, "expired", None)
+        if expired is not None and await asyncio.to_thread(expired, run_id, principal):
+            return refusal(
+                WireError(f"the events of run {run_id!r} are no longer kept", "expired", 410)
+            )
+        return refusal(WireError(f"no run {run_id!r} in the journal", "unknown_run", 404))
+    return StreamingResponse(
+        replay(journal, run_id, after, principal), headers={**headers, RUN_ID_HEADER: run_id}
+    )
+
+
+async def replay(
+    store: Journal, segment: str, after: int, principal: str = ""
+) -> AsyncIterator[bytes]:
+    """Stored frames after the first ``after`` (non-empty) ones; follows a live run until
+    it ends (or is settled by recovery, whose closing frame ends it). Reads run in a
+    worker thread."""
     last = 0
     sent = 0
     while True:
-        done = store.segment_done(segment)  # read before the events, so none is missed
-        for offset, frame in store.events_after(segment, last):
+        # read before the events, so none is missed
+        done = await asyncio.to_thread(store.segment_done, segment, principal)
+        for offset, frame in await asyncio.to_thread(store.events_after, segment, last, principal):
             last = offset
             if frame:
                 sent += 1
@@ -82,4 +132,4 @@ async def replay(store: Journal, segment: str, after: int) -> AsyncIterator[byte
                     yield frame
         if done:
             return
-        await asyncio.sleep(0.05)
+        await asyncio.sleep(POLL_SECONDS)

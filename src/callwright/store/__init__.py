@@ -3,6 +3,8 @@
 from .base import (
     Answer,
     Journal,
+    JournalLimits,
+    JournalUnavailable,
     PendingRecord,
     Rejected,
     Segment,
@@ -11,7 +13,7 @@ from .base import (
     digest,
 )
 from .recorder import Recorder
-from .session import start_journaled
+from .session import begin_journaled, start_journaled
 from .signing import ApprovalSigner
 from .sqlite import SQLiteJournal
 
@@ -19,12 +21,15 @@ __all__ = [
     "Answer",
     "ApprovalSigner",
     "Journal",
+    "JournalLimits",
+    "JournalUnavailable",
     "PendingRecord",
     "Recorder",
     "Rejected",
     "SQLiteJournal",
     "Segment",
     "Started",
+    "begin_journaled",
     "canonical_json",
     "digest",
     "start_journaled",

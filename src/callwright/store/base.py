@@ -9,20 +9,45 @@ and ``completed`` with its output after. Answers to pending calls are *inbox*
 rows, and the next segment is enqueued with a deduplication key in the same
 transaction. Swapping SQLite for such an engine is a new implementation of this
 protocol, not a rewrite of the server.
+
+**Threads and the event loop.** The protocol is synchronous: each method is one
+short transaction, and an implementation is safe to call from any thread. The
+server never calls it on its event loop. Writes go through ``submit``, which
+runs them in order on the journal's own writer thread and groups the writes
+queued at the same moment into one transaction (``batch``); the loop awaits the
+returned future only where the run must not go on before the write is durable
+(a tool's ``started`` row, its outcome, a step's commit). Reads run in a worker
+thread (``asyncio.to_thread``). A slow disk or a locked database therefore
+delays the runs waiting on a write, never the loop or the other streams. The
+synchronous methods stay the library API (tests, scripts, recovery at start-up).
+
+**Ownership.** Every thread, run, segment, pending call and event log records
+the *principal* that created it (``""`` when the app has no users). A method
+given another principal's thread or run behaves as if it did not exist:
+reads return nothing, ``begin`` raises ``Rejected`` 404 ``not_found``.
+
+**Processes.** A segment is owned by the process running it (an ``owners`` row
+with a lease its heartbeat renews). A request on a thread whose segment is
+running under a live owner is refused with 409 ``thread_busy``; recovery (at
+start-up, on the heartbeat, or when a request meets such a thread) settles only
+runs whose owner is gone.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import hashlib
 import json
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, TypeVar
 
 from ..call import Decision
 from ..messages import Message
 
 PendingKind = Literal["approval", "client"]
+T = TypeVar("T")
 
 
 def canonical_json(value: Any) -> str:
@@ -42,6 +67,39 @@ class Rejected(Exception):
         self.message = message
         self.code = code
         self.status = status
+
+
+class JournalUnavailable(Exception):
+    """The journal could not write what a run needs (a full or read-only disk, a lock
+    held too long): the run stops with this message instead of going on unrecorded."""
+
+    def __init__(self, cause: BaseException) -> None:
+        detail = str(cause) or type(cause).__name__
+        self.message = f"the run journal could not be written ({detail}); the run was stopped"
+        super().__init__(self.message)
+        self.cause = cause
+
+
+@dataclass(frozen=True, slots=True)
+class JournalLimits:
+    """What the journal stores at most; beyond it, it keeps a marked excerpt.
+
+    A model reply or a tool result longer than ``max_text_bytes`` is stored cut,
+    ending with ``[… truncated by the journal: kept N of M bytes]``; the run in
+    progress still has all of it, a later request on the thread sees the cut
+    text. A call's arguments over ``max_argument_bytes`` are stored as
+    ``{"_truncated": "…"}`` (keep it at least the agent's
+    ``Limits.max_argument_bytes``, which refuses such calls before they run). A
+    segment's event log stops at ``max_event_log_bytes``: replay then ends with
+    an error frame saying the rest was not kept.
+    """
+
+    max_text_bytes: int = 1 << 20
+    """The longest text (reply, reasoning, tool result, user message) stored whole."""
+    max_argument_bytes: int = 1 << 20
+    """The largest arguments of one call stored whole."""
+    max_event_log_bytes: int = 8 << 20
+    """The most frame bytes one segment's event log keeps for replay."""
 
 
 @dataclass(slots=True)
@@ -69,8 +127,10 @@ class Answer:
     approved: bool | None = None
     reason: str | None = None
     tool_name: str | None = None
-    arguments: dict[str, Any] | None = None  # an approval's (possibly edited) arguments
-    result: str | None = None  # a client tool's output, as the model will see it
+    arguments: dict[str, Any] | None = None
+    """An approval's arguments as the client sent them back (possibly edited)."""
+    result: str | None = None
+    """A client tool's output, as the model will see it."""
     is_error: bool = False
 
 
@@ -82,6 +142,10 @@ class Segment:
     run_id: str
     seq: int
     request_id: str
+    id: int = 0
+    """The segment's row: what its event log and its ownership are keyed by."""
+    principal: str = ""
+    """Who started the segment (``""`` without authentication)."""
 
 
 @dataclass(slots=True)
@@ -93,6 +157,8 @@ class Started:
     decisions: dict[str, Decision]
     state: dict[str, Any] | None
     committed: list[Message] = field(default_factory=list)
+    next_operation: int = 1
+    """The run's next operation number (operations continue across segments)."""
 
 
 EditValidator = Callable[[dict[str, Any]], Any]
@@ -101,36 +167,54 @@ EditValidator = Callable[[dict[str, Any]], Any]
 class Journal(Protocol):
     """What the server and the ``Recorder`` need from durable storage.
 
-    ``SQLiteJournal`` implements it; a durable-execution backend would too.
+    ``SQLiteJournal`` implements it; a durable-execution backend would too. See
+    the module docstring for threads, ownership and processes.
     """
 
-    def history(self, thread_id: str) -> list[Message]:
+    limits: JournalLimits
+    """What the journal stores at most (the ``Recorder`` caps what it hands over)."""
+
+    def history(self, thread_id: str, principal: str = "") -> list[Message]:
         """The conversation as the server produced it (trusted over the client's copy)."""
         ...
 
-    def state(self, thread_id: str) -> dict[str, Any] | None: ...
+    def state(self, thread_id: str, principal: str = "") -> dict[str, Any] | None: ...
 
-    def pending(self, thread_id: str) -> list[PendingRecord]: ...
+    def pending(self, thread_id: str, principal: str = "") -> list[PendingRecord]: ...
 
     def begin(
         self,
         thread_id: str,
         request_id: str,
-        new_messages: list[Message],
+        messages: list[Message],
         answers: list[Answer],
         edits: dict[str, EditValidator | None],
         state: dict[str, Any] | None = None,
+        *,
+        principal: str = "",
     ) -> Started:
-        """Check the answers against the pending calls and start a segment, atomically.
+        """Check the request against the thread and start a segment, atomically.
 
-        Raises ``Rejected`` (and writes nothing) for a forged, replayed,
+        ``messages`` is the client's copy of the conversation: its trailing user
+        messages are new, the rest is taken only to start a new thread, and
+        tool results the journal has not seen become client answers. ``state``
+        is taken only for a new thread (a journaled thread's state is the
+        journal's). Raises ``Rejected`` (and writes nothing) for another
+        principal's thread (404), a thread already running (409
+        ``thread_busy``), a run id used before (409), or a forged, replayed,
         cross-thread or edited approval, or a result for a call never issued.
         """
         ...
 
+    def open_segment(self, segment: Segment, closing: bytes) -> None:
+        """Keep the frame that ends the segment's replay if it never finishes."""
+        ...
+
     def next_operation(self, run_id: str) -> int: ...
 
-    def plan_operations(self, segment: Segment, rows: list[dict[str, Any]]) -> None:
+    def plan_operations(
+        self, segment: Segment, rows: list[dict[str, Any]], events: Any = ()
+    ) -> None:
         """Write a step's operations in the model's order before any of them starts."""
         ...
 
@@ -143,6 +227,10 @@ class Journal(Protocol):
         events: Any = (),
     ) -> None:
         """A tool's ``started`` / ``completed`` row, committed at once (with pending events)."""
+        ...
+
+    def append_events(self, segment: Segment, events: list[tuple[int, str, bytes]]) -> None:
+        """Frames for replay, written between commit points."""
         ...
 
     def commit(
@@ -159,14 +247,31 @@ class Journal(Protocol):
         """One step's writes in one transaction."""
         ...
 
-    def events_after(self, request_id: str, offset: int) -> list[tuple[int, bytes]]: ...
+    def events_after(
+        self, request_id: str, offset: int, principal: str = ""
+    ) -> list[tuple[int, bytes]]: ...
 
-    def has_events(self, request_id: str) -> bool: ...
+    def has_events(self, request_id: str, principal: str = "") -> bool: ...
 
-    def segment_done(self, request_id: str) -> bool: ...
+    def segment_done(self, request_id: str, principal: str = "") -> bool: ...
+
+    def release(self, segment: Segment, unwritten: list[tuple[str, Any]] | None = None) -> None:
+        """The process is done with the segment. If it is still running in the journal
+        (a write failed), settle it now or, failing that, on the next heartbeat;
+        ``unwritten`` are tool outcomes (call id, output) that could not be written."""
+        ...
 
     def recover(self, idempotent: set[str]) -> list[str]:
-        """After a crash: settle the runs that were running. Returns their ids."""
+        """Settle the runs whose owner is gone. Returns their ids."""
+        ...
+
+    def batch(self) -> AbstractContextManager[None]:
+        """Run the calls made inside in one transaction where the backend can; each
+        call still succeeds or fails whole."""
+        ...
+
+    def submit(self, fn: Callable[..., T], /, *args: Any) -> concurrent.futures.Future[T]:
+        """Run ``fn(*args)`` (one of this journal's writes) on its writer thread, in order."""
         ...
 
     def close(self) -> None: ...

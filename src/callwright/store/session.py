@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import functools
 from collections.abc import Iterable
 from typing import Any
 
@@ -9,7 +11,7 @@ from ..context import DepsT
 from ..messages import Message
 from ..run import Agent, Run
 from ..tool import Tool
-from .base import Answer, EditValidator, Journal
+from .base import Answer, EditValidator, Journal, Started
 from .recorder import Recorder
 
 
@@ -23,24 +25,82 @@ def start_journaled(
     agent: Agent[DepsT, Any],
     thread_id: str,
     request_id: str,
-    new_messages: list[Message],
+    messages: list[Message],
     answers: list[Answer],
     *,
     client_tools: Iterable[Tool] = (),
     allow_client_override: bool = False,
     state: dict[str, Any] | None = None,
     deps: DepsT | None = None,
+    principal: str = "",
 ) -> tuple[Run[DepsT, Any], Recorder]:
-    """Verify the request against the journal and start the run it asks for.
+    """Verify the request against the journal and start the run it asks for (synchronous:
+    the journal is called on this thread; the server uses ``begin_journaled``).
 
-    The run starts from the journal's history, not the client's: the client
-    only contributes new user messages and answers to pending calls. ``deps``
-    reach the tools as ``ToolContext.deps`` (None: the agent's own). Raises
-    ``Rejected`` with nothing written when an answer does not match.
+    The run starts from the journal's history, not the client's: ``messages`` (the
+    client's copy) contributes only new user messages and client-tool results,
+    ``answers`` its approval decisions. ``deps`` reach the tools as
+    ``ToolContext.deps`` (None: the agent's own). Raises ``Rejected`` with nothing
+    written when the request does not match the thread.
     """
     started = journal.begin(
-        thread_id, request_id, new_messages, answers, edit_validators(agent), state
+        thread_id,
+        request_id,
+        messages,
+        answers,
+        edit_validators(agent),
+        state,
+        principal=principal,
     )
+    run = _run(agent, started, client_tools, allow_client_override, deps)
+    return run, Recorder(journal, started, run)
+
+
+async def begin_journaled(
+    journal: Journal,
+    agent: Agent[DepsT, Any],
+    thread_id: str,
+    request_id: str,
+    messages: list[Message],
+    answers: list[Answer],
+    *,
+    client_tools: Iterable[Tool] = (),
+    allow_client_override: bool = False,
+    state: dict[str, Any] | None = None,
+    deps: DepsT | None = None,
+    principal: str = "",
+) -> tuple[Run[DepsT, Any], Recorder]:
+    """``start_journaled`` off the event loop: the check and the new segment run on the
+    journal's writer thread, and the recorder writes there too (``Recorder``'s
+    asynchronous mode). Stream the run with ``await recorder.record(...)`` where it
+    returns an awaitable, and ``await recorder.finish()`` at the end."""
+    begin = functools.partial(
+        journal.begin,
+        thread_id,
+        request_id,
+        messages,
+        answers,
+        edit_validators(agent),
+        state,
+        principal=principal,
+    )
+    started = await asyncio.wrap_future(journal.submit(begin))
+    try:
+        run = _run(agent, started, client_tools, allow_client_override, deps)
+    except BaseException:
+        journal.release(started.segment, [])  # nothing will run it: settle it
+        raise
+    return run, Recorder(journal, started, run, asynchronous=True)
+
+
+def _run(
+    agent: Agent[DepsT, Any],
+    started: Started,
+    client_tools: Iterable[Tool],
+    allow_client_override: bool,
+    deps: DepsT | None,
+) -> Run[DepsT, Any]:
+    segment = started.segment
     run = agent.start(
         messages=started.history,
         decisions=started.decisions,
@@ -48,8 +108,8 @@ def start_journaled(
         allow_client_override=allow_client_override,
         state=started.state,
         deps=deps,
-        run_id=request_id,  # what the client called this run; the journal's run spans requests
-        thread_id=thread_id,
+        run_id=segment.request_id,  # what the client called this run; the journal's spans requests
+        thread_id=segment.thread_id,
     )
     started.committed = list(run.messages)  # the same objects: commits diff by identity
-    return run, Recorder(journal, started, run)
+    return run

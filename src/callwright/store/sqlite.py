@@ -1,33 +1,52 @@
-"""The run journal on SQLite: one file, WAL, short transactions.
+"""The run journal on SQLite: one file, WAL, short transactions, one writer thread.
 
-The standard library's ``sqlite3`` is used directly: the journal is a handful
-of tables and statements, an ORM would hide the transaction boundaries that are
-the point of it. Calls are synchronous; each is a short transaction on a local
-file (well under a millisecond with WAL and ``synchronous=NORMAL``), which is
-cheaper than hopping to a thread for every event.
+The standard library's ``sqlite3`` is used directly: the journal is a handful of
+tables and statements, an ORM would hide the transaction boundaries that are the
+point of it. Writes run on the journal's writer thread (``submit``), several to
+a transaction; reads use a connection of their own, so a replay never waits
+behind the writer. See ``base`` for the threading, ownership and process model.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
-from ..call import Decision, Interrupted, strip_meta
-from ..messages import (
-    AssistantMessage,
-    Message,
-    ToolResultMessage,
-    message_from_dict,
-    message_to_dict,
+from ..messages import Message
+from . import _owners
+from ._input import split_request
+from ._recovery import INTERRUPTED, settle_run
+from ._rows import (
+    append_events,
+    check_request_id,
+    close,
+    commit,
+    complete,
+    fence,
+    interrupted_run,
+    load_history,
+    open_pending,
+    operation_row,
+    pending_row,
+    purge,
+    take_answers,
+    thread_of,
+    upsert_thread_and_run,
+    write_messages,
 )
+from ._schema import connect, prepare
+from ._verify import verify_answers
+from ._writer import JournalWriter
 from .base import (
     Answer,
     EditValidator,
+    JournalLimits,
     PendingRecord,
     Rejected,
     Segment,
@@ -36,375 +55,431 @@ from .base import (
     digest,
 )
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS threads (
-    id TEXT PRIMARY KEY, state TEXT, created_at REAL, updated_at REAL);
-CREATE TABLE IF NOT EXISTS messages (
-    thread_id TEXT, seq INTEGER, run_id TEXT, body TEXT, PRIMARY KEY (thread_id, seq));
-CREATE TABLE IF NOT EXISTS runs (
-    id TEXT PRIMARY KEY, thread_id TEXT, status TEXT, reason TEXT,
-    created_at REAL, updated_at REAL);
-CREATE INDEX IF NOT EXISTS runs_by_thread ON runs (thread_id, created_at);
-CREATE TABLE IF NOT EXISTS segments (
-    run_id TEXT, seq INTEGER, request_id TEXT, dedup_key TEXT UNIQUE, status TEXT,
-    created_at REAL, PRIMARY KEY (run_id, seq));
-CREATE TABLE IF NOT EXISTS operations (
-    run_id TEXT, seq INTEGER, segment INTEGER, name TEXT, call_id TEXT, input_hash TEXT,
-    idempotency_key TEXT UNIQUE, status TEXT, output TEXT, started_at REAL,
-    completed_at REAL, PRIMARY KEY (run_id, seq));
-CREATE INDEX IF NOT EXISTS operations_by_call ON operations (run_id, call_id);
-CREATE TABLE IF NOT EXISTS pending (
-    thread_id TEXT, call_id TEXT, run_id TEXT, kind TEXT, approval_id TEXT UNIQUE,
-    tool_name TEXT, arguments TEXT, reason_for_call TEXT, created_at REAL,
-    resolved_at REAL, PRIMARY KEY (thread_id, call_id));
-CREATE TABLE IF NOT EXISTS inbox (
-    id INTEGER PRIMARY KEY, thread_id TEXT, run_id TEXT, call_id TEXT, kind TEXT,
-    payload TEXT, dedup_key TEXT UNIQUE, created_at REAL);
-CREATE TABLE IF NOT EXISTS events (
-    run_id TEXT, "offset" INTEGER, type TEXT, frame BLOB, PRIMARY KEY (run_id, "offset"));
-"""
+T = TypeVar("T")
+log = logging.getLogger("callwright.store")
+DAY = 86_400.0
+JOURNAL_FAILED = "the run journal could not be written during the run"
 
 
 class SQLiteJournal:
-    """The default ``Journal``."""
+    """The default ``Journal``.
 
-    def __init__(self, path: str = "callwright.db") -> None:
+    ``lease_seconds``: how long a serving process's claim on its running segments
+    lasts without a heartbeat (renewed every ``heartbeat_seconds``, which is also
+    how often runs of gone processes are settled). ``retention_days``: event logs
+    of segments closed longer ago are deleted (replay then answers 410); None
+    keeps them. ``busy_seconds``: how long a write waits for another process's
+    lock before the run stops with an error.
+    """
+
+    def __init__(
+        self,
+        path: str = "callwright.db",
+        *,
+        limits: JournalLimits | None = None,
+        lease_seconds: float = 30.0,
+        heartbeat_seconds: float | None = None,
+        retention_days: float | None = None,
+        busy_seconds: float = 10.0,
+    ) -> None:
         self.path = path
-        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-        self._lock = threading.RLock()
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute("PRAGMA busy_timeout=5000")
-        self._db.executescript(SCHEMA)
-
-    def close(self) -> None:
-        with self._lock:
+        self.limits = limits or JournalLimits()
+        self.lease_seconds = lease_seconds
+        self.heartbeat_seconds = heartbeat_seconds or min(lease_seconds / 3, 5.0)
+        self.retention_days = retention_days
+        self._db = connect(path, busy_seconds)
+        try:
+            prepare(self._db)
+            self._reader = connect(path, busy_seconds)
+        except BaseException:
             self._db.close()
+            raise
+        self._lock = threading.RLock()
+        self._read_lock = threading.Lock()
+        self._in_batch = False
+        self._batch_lost: BaseException | None = None
+        self._writer = JournalWriter(self.batch)
+        self._owner: str | None = None
+        self._live: set[int] = set()
+        self._orphans: dict[int, list[tuple[str, Any]]] = {}
+        self._idempotent: set[str] = set()
+        self._stop = threading.Event()
+        self._ticker: threading.Thread | None = None
+        self._tick_pending = False
+        self._closed = False
+
+    @property
+    def owner(self) -> str | None:
+        """This process's owner id once it serves (``submit`` was called), else None."""
+        return self._owner
+
+    # --- transactions and the writer --------------------------------------------------
+
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[None]:
+        """One transaction for the calls made inside; each call is a savepoint in it."""
+        with self._lock:
+            db = self._db
+            db.execute("BEGIN IMMEDIATE")
+            self._in_batch, self._batch_lost = True, None
+            try:
+                yield
+            except BaseException:
+                self._in_batch = False
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise
+            self._in_batch = False
+            if self._batch_lost is not None:  # SQLite rolled the transaction back itself
+                raise self._batch_lost
+            commit(db)
 
     @contextlib.contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
         with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
+            db = self._db
+            if not self._in_batch:
+                db.execute("BEGIN IMMEDIATE")
+                try:
+                    yield db
+                except BaseException:
+                    if db.in_transaction:
+                        db.execute("ROLLBACK")
+                    raise
+                commit(db)
+                return
+            if self._batch_lost is not None:
+                raise self._batch_lost
+            db.execute("SAVEPOINT call")
             try:
-                yield self._db
-            except BaseException:
-                self._db.execute("ROLLBACK")
+                yield db
+            except BaseException as exc:
+                if db.in_transaction:
+                    db.execute("ROLLBACK TO call")
+                    db.execute("RELEASE call")
+                else:
+                    self._batch_lost = exc
                 raise
-            self._db.execute("COMMIT")
+            db.execute("RELEASE call")
 
-    # --- reading ----------------------------------------------------------------
+    def submit(self, fn: Callable[..., T], /, *args: Any) -> Any:
+        """Run ``fn(*args)`` on the writer thread; the first call makes this journal an
+        owner (a lease row and its heartbeat)."""
+        if self._owner is None and not self._closed:
+            self._become_owner()
+        return self._writer.submit(fn, *args)
 
-    def history(self, thread_id: str) -> list[Message]:
+    def _become_owner(self) -> None:
         with self._lock:
-            rows = self._db.execute(
-                "SELECT body FROM messages WHERE thread_id = ? ORDER BY seq", (thread_id,)
-            ).fetchall()
-        return [message_from_dict(json.loads(body)) for (body,) in rows]
+            if self._owner is not None:
+                return
+            owner = _owners.new_owner_id()
+            _owners.LIVE_HERE.add(owner)
+            self._owner = owner
+        self._writer.submit(self._register)
+        self._ticker = threading.Thread(target=self._beat, name="callwright-lease", daemon=True)
+        self._ticker.start()
 
-    def state(self, thread_id: str) -> dict[str, Any] | None:
-        with self._lock:
-            row = self._db.execute(
-                "SELECT state FROM threads WHERE id = ?", (thread_id,)
-            ).fetchone()
-        return json.loads(row[0]) if row and row[0] is not None else None
+    def _register(self) -> None:
+        assert self._owner is not None
+        with self._tx() as db:
+            _owners.register(db, self._owner, time.time(), self.lease_seconds)
 
-    def pending(self, thread_id: str) -> list[PendingRecord]:
+    def _beat(self) -> None:
+        while not self._stop.wait(self.heartbeat_seconds):
+            if self._tick_pending:
+                continue  # the writer is behind: do not pile up heartbeats
+            self._tick_pending = True
+            self._writer.submit(self._tick)
+
+    def _tick(self) -> None:
+        try:
+            with self._tx() as db:
+                if self._owner is not None:
+                    _owners.renew(db, self._owner, time.time(), self.lease_seconds)
+            self.sweep()
+        except Exception as exc:  # a full disk: the next beat tries again
+            log.warning("journal heartbeat failed: %s", exc)
+        finally:
+            self._tick_pending = False
+
+    def close(self) -> None:
+        """Finish queued writes, give up this process's lease, close the connections."""
+        if self._closed:
+            return
+        self._closed = True
+        self._stop.set()
+        if self._ticker is not None:
+            self._ticker.join(10)
+        self._writer.close()
+        if self._owner is not None:
+            with contextlib.suppress(sqlite3.Error), self._tx() as db:
+                db.execute("DELETE FROM owners WHERE id = ?", (self._owner,))
+            _owners.LIVE_HERE.discard(self._owner)
         with self._lock:
-            rows = self._db.execute(
-                "SELECT thread_id, run_id, call_id, kind, tool_name, arguments, approval_id, "
-                "reason_for_call, created_at FROM pending "
-                "WHERE thread_id = ? AND resolved_at IS NULL ORDER BY created_at, call_id",
-                (thread_id,),
-            ).fetchall()
-        return [_pending(row) for row in rows]
+            self._db.close()
+        with self._read_lock:
+            self._reader.close()
+
+    # --- reading (its own connection) -----------------------------------------------
+
+    def _read(self, sql: str, args: tuple[Any, ...]) -> list[Any]:
+        with self._read_lock:
+            return self._reader.execute(sql, args).fetchall()
+
+    def history(self, thread_id: str, principal: str = "") -> list[Message]:
+        with self._read_lock:
+            if not thread_of(self._reader, thread_id, principal):
+                return []
+            return load_history(self._reader, thread_id)
+
+    def state(self, thread_id: str, principal: str = "") -> dict[str, Any] | None:
+        rows = self._read(
+            "SELECT state FROM threads WHERE id = ? AND principal = ?", (thread_id, principal)
+        )
+        return json.loads(rows[0][0]) if rows and rows[0][0] is not None else None
+
+    def pending(self, thread_id: str, principal: str = "") -> list[PendingRecord]:
+        with self._read_lock:
+            if not thread_of(self._reader, thread_id, principal):
+                return []
+            return open_pending(self._reader, thread_id)
 
     def run_status(self, run_id: str) -> str | None:
-        with self._lock:
-            row = self._db.execute("SELECT status FROM runs WHERE id = ?", (run_id,)).fetchone()
-        return row[0] if row else None
+        rows = self._read("SELECT status FROM runs WHERE id = ?", (run_id,))
+        return rows[0][0] if rows else None
 
     def operations(self, run_id: str) -> list[dict[str, Any]]:
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT seq, segment, name, call_id, input_hash, idempotency_key, status, output "
-                "FROM operations WHERE run_id = ? ORDER BY seq",
-                (run_id,),
-            ).fetchall()
+        rows = self._read(
+            "SELECT seq, segment, name, call_id, input_hash, idempotency_key, status, output "
+            "FROM operations WHERE run_id = ? ORDER BY seq",
+            (run_id,),
+        )
         keys = ("seq", "segment", "name", "call_id", "input_hash", "idempotency_key", "status")
         return [
             {**dict(zip(keys, row[:7], strict=True)), "output": json.loads(row[7] or "null")}
             for row in rows
         ]
 
-    def events_after(self, request_id: str, offset: int) -> list[tuple[int, bytes]]:
+    def _segment(self, request_id: str, principal: str) -> tuple[int, str, int] | None:
+        rows = self._read(
+            "SELECT id, status, purged FROM segments WHERE principal = ? AND request_id = ?",
+            (principal, request_id),
+        )
+        return rows[0] if rows else None
+
+    def events_after(
+        self, request_id: str, offset: int, principal: str = ""
+    ) -> list[tuple[int, bytes]]:
         """The event log of one segment (one request's stream), after ``offset``."""
-        with self._lock:
-            rows = self._db.execute(
-                'SELECT "offset", frame FROM events WHERE run_id = ? AND "offset" > ? '
-                'ORDER BY "offset"',
-                (request_id, offset),
-            ).fetchall()
+        rows = self._read(
+            'SELECT e."offset", e.frame FROM events e JOIN segments s ON s.id = e.segment '
+            'WHERE s.principal = ? AND s.request_id = ? AND e."offset" > ? ORDER BY e."offset"',
+            (principal, request_id, offset),
+        )
         return [(o, bytes(f)) for o, f in rows]
 
+    def has_events(self, request_id: str, principal: str = "") -> bool:
+        """Whether the segment exists for this principal and its log is still kept."""
+        row = self._segment(request_id, principal)
+        return row is not None and not row[2]
+
+    def expired(self, request_id: str, principal: str = "") -> bool:
+        """Whether the segment's event log was deleted under ``retention_days``."""
+        row = self._segment(request_id, principal)
+        return row is not None and bool(row[2])
+
+    def segment_done(self, request_id: str, principal: str = "") -> bool:
+        row = self._segment(request_id, principal)
+        return row is None or row[1] != "running"
+
     def snapshot(self) -> dict[str, list[tuple[Any, ...]]]:
-        """Every row of every table: tests compare it before and after a refused request."""
-        with self._lock:
+        """Every row of every table but the process leases: tests compare it before and
+        after a refused request."""
+        with self._read_lock:
             tables = [
                 name
-                for (name,) in self._db.execute(
-                    "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"
+                for (name,) in self._reader.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table' AND name != 'owners' "
+                    "ORDER BY name"
                 )
             ]
             return {
-                t: self._db.execute(f'SELECT * FROM "{t}" ORDER BY 1, 2').fetchall() for t in tables
+                t: self._reader.execute(f'SELECT * FROM "{t}" ORDER BY 1, 2').fetchall()
+                for t in tables
             }
 
-    # --- starting a segment ----------------------------------------------------
+    # --- starting a segment ----------------------------------------------------------
 
     def begin(
         self,
         thread_id: str,
         request_id: str,
-        new_messages: list[Message],
+        messages: list[Message],
         answers: list[Answer],
         edits: dict[str, EditValidator | None],
         state: dict[str, Any] | None = None,
+        *,
+        principal: str = "",
     ) -> Started:
-        """Verify the answers against the pending calls and start a segment, atomically."""
+        """Check the request against the thread and start a segment, atomically (see
+        ``Journal.begin``)."""
         now = time.time()
         with self._tx() as db:
-            history = self.history(thread_id)
-            open_rows = {p.call_id: p for p in self.pending(thread_id)}
-            decisions, results, call_ids = self._verify(
-                db, thread_id, history, open_rows, answers, edits
+            thread = db.execute("SELECT principal FROM threads WHERE id = ?", (thread_id,))
+            row = thread.fetchone()
+            if row is not None and row[0] != principal:
+                raise Rejected(f"no thread {thread_id!r}", "not_found", 404)
+            check_request_id(db, thread_id, request_id, principal)
+            self._settle_or_refuse(db, thread_id, now)
+            history = load_history(db, thread_id)
+            open_rows = open_pending(db, thread_id)
+            new, answers = split_request(history, bool(open_rows), messages, answers)
+            decisions, results, call_ids = verify_answers(
+                db, thread_id, principal, history, answers, edits
             )
-            resumed_run = next((p.run_id for p in open_rows.values()), None)
-            if resumed_run is None:
-                resumed_run = self._interrupted_run(db, thread_id)
-            run_id = resumed_run or f"run_{digest([thread_id, request_id, now])[:24]}"
-            seq = db.execute(
-                "SELECT COALESCE(MAX(seq), -1) + 1 FROM segments WHERE run_id = ?", (run_id,)
-            ).fetchone()[0]
-            answered = sorted(canonical_json([a.kind, a.approval_id, a.call_id]) for a in answers)
-            dedup = digest([run_id, answered] if answers else [thread_id, request_id])
-            try:
-                db.execute(
-                    "INSERT INTO segments VALUES (?, ?, ?, ?, 'running', ?)",
-                    (run_id, seq, request_id, dedup, now),
-                )
-            except sqlite3.IntegrityError:
-                raise Rejected(
-                    "this request was already processed (a replay)", "duplicate_request"
-                ) from None
-            for call_id in [*decisions, *results]:
-                db.execute(
-                    "UPDATE pending SET resolved_at = ? WHERE thread_id = ? AND call_id = ?",
-                    (now, thread_id, call_id),
-                )
-            if new_messages and not answers:  # the user moved on: the loop skips those calls
+            run_id = open_rows[0].run_id if open_rows else interrupted_run(db, thread_id)
+            run_id = run_id or f"run_{digest([thread_id, request_id, now])[:24]}"
+            segment = self._insert_segment(db, thread_id, run_id, request_id, principal, answers)
+            take_answers(db, segment, answers, call_ids, [*decisions, *results], now)
+            if new and not answers:  # the user moved on: the loop skips those calls
                 db.execute(
                     "UPDATE pending SET resolved_at = ? "
                     "WHERE thread_id = ? AND resolved_at IS NULL",
                     (now, thread_id),
                 )
-            for answer, call_id in zip(answers, call_ids, strict=True):
-                db.execute(
-                    "INSERT INTO inbox (thread_id, run_id, call_id, kind, payload, dedup_key, "
-                    "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        thread_id,
-                        run_id,
-                        call_id,
-                        answer.kind,
-                        canonical_json(_answer_payload(answer)),
-                        digest([run_id, seq, answer.kind, call_id]),
-                        now,
-                    ),
-                )
-            saved_state = state if state is not None else self.state(thread_id)
-            db.execute(
-                "INSERT INTO threads VALUES (?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET "
-                "state = excluded.state, updated_at = excluded.updated_at",
-                (thread_id, _maybe_json(saved_state), now, now),
-            )
-            db.execute(
-                "INSERT INTO runs VALUES (?, ?, 'running', NULL, ?, ?) ON CONFLICT(id) DO UPDATE "
-                "SET status = 'running', updated_at = excluded.updated_at",
-                (run_id, thread_id, now, now),
-            )
-            appended = [*results.values(), *new_messages]
-            self._append(db, thread_id, run_id, len(history), appended)
+            saved_state = state if row is None else self._thread_state(db, thread_id)
+            upsert_thread_and_run(db, segment, saved_state, row is None, now)
+            appended = [*results.values(), *new]
+            write_messages(db, thread_id, run_id, len(history), appended, self.limits)
             history += appended
-        segment = Segment(thread_id, run_id, seq, request_id)
-        return Started(
-            segment,
-            history,
-            decisions,
-            saved_state,
-            committed=list(history),
-        )
+            next_op = db.execute(
+                "SELECT COALESCE(MAX(seq), 0) + 1 FROM operations WHERE run_id = ?", (run_id,)
+            ).fetchone()[0]
+            if self._owner is not None:
+                self._live.add(segment.id)
+        return Started(segment, history, decisions, saved_state, list(history), int(next_op))
 
-    def _interrupted_run(self, db: sqlite3.Connection, thread_id: str) -> str | None:
-        row = db.execute(
-            "SELECT id FROM runs WHERE thread_id = ? AND status = 'interrupted' "
-            "ORDER BY created_at DESC LIMIT 1",
-            (thread_id,),
-        ).fetchone()
-        return row[0] if row else None
+    def _thread_state(self, db: sqlite3.Connection, thread_id: str) -> dict[str, Any] | None:
+        row = db.execute("SELECT state FROM threads WHERE id = ?", (thread_id,)).fetchone()
+        return json.loads(row[0]) if row and row[0] is not None else None
 
-    def _verify(
+    def _insert_segment(
         self,
         db: sqlite3.Connection,
         thread_id: str,
-        history: list[Message],
-        open_rows: dict[str, PendingRecord],
+        run_id: str,
+        request_id: str,
+        principal: str,
         answers: list[Answer],
-        edits: dict[str, EditValidator | None],
-    ) -> tuple[dict[str, Decision], dict[str, ToolResultMessage], list[str]]:
-        """The answers as decisions and results, and the call each answer is for (an
-        AG-UI ``resume`` names only the approval, not the call)."""
-        decisions: dict[str, Decision] = {}
-        results: dict[str, ToolResultMessage] = {}
-        call_ids: list[str] = []
-        issued_calls = {
-            part.id for m in history if isinstance(m, AssistantMessage) for part in m.tool_calls
-        }
-        for answer in answers:
-            row = self._find(db, thread_id, answer, issued_calls)
-            if answer.call_id is not None and answer.call_id != row.call_id:
-                raise Rejected(
-                    f"approval {answer.approval_id!r} was issued for call {row.call_id!r}, "
-                    f"not {answer.call_id!r}",
-                    "approval_mismatch",
-                )
-            if answer.tool_name is not None and answer.tool_name != row.tool_name:
-                raise Rejected(
-                    f"call {row.call_id!r} is a call of {row.tool_name!r}, "
-                    f"not {answer.tool_name!r}",
-                    "tool_mismatch",
-                )
-            if row.call_id in decisions or row.call_id in results:
-                raise Rejected(f"call {row.call_id!r} is answered twice", "duplicate_answer", 400)
-            call_ids.append(row.call_id)
-            if answer.kind == "client":
-                results[row.call_id] = ToolResultMessage(
-                    row.call_id, row.tool_name, answer.result or "", answer.is_error
-                )
-                continue
-            arguments = None
-            if answer.arguments is not None and _params(answer.arguments) != _params(row.arguments):
-                validate = edits.get(row.tool_name)
-                if validate is None:
-                    raise Rejected(
-                        f"the arguments of call {row.call_id!r} were changed; "
-                        f"{row.tool_name} does not allow edits",
-                        "arguments_changed",
-                    )
-                params = strip_meta(answer.arguments)
-                try:
-                    validate(params)
-                except Exception as exc:
-                    raise Rejected(
-                        f"edited arguments for {row.tool_name} are invalid: {exc}",
-                        "invalid_edit",
-                        422,
-                    ) from None
-                arguments = params
-            decisions[row.call_id] = Decision(bool(answer.approved), answer.reason, arguments)
-        return decisions, results, call_ids
-
-    def _find(
-        self, db: sqlite3.Connection, thread_id: str, answer: Answer, issued: set[str]
-    ) -> PendingRecord:
-        if answer.kind == "approval":
-            row = db.execute(
-                "SELECT thread_id, run_id, call_id, kind, tool_name, arguments, approval_id, "
-                "reason_for_call, created_at, resolved_at FROM pending WHERE approval_id = ?",
-                (answer.approval_id,),
-            ).fetchone()
-            if row is None:
-                asked = db.execute(
-                    "SELECT 1 FROM pending "
-                    "WHERE thread_id = ? AND call_id = ? AND kind = 'approval'",
-                    (thread_id, answer.call_id),
-                ).fetchone()
-                if answer.call_id in issued and asked is None:
-                    raise Rejected(
-                        f"no approval was requested for call {answer.call_id!r}",
-                        "approval_not_requested",
-                    )
-                raise Rejected(
-                    f"approval {answer.approval_id!r} was not issued by this server",
-                    "unknown_approval",
-                    404,
-                )
-        else:
-            row = db.execute(
-                "SELECT thread_id, run_id, call_id, kind, tool_name, arguments, approval_id, "
-                "reason_for_call, created_at, resolved_at FROM pending "
-                "WHERE thread_id = ? AND call_id = ? AND kind = 'client'",
-                (thread_id, answer.call_id),
-            ).fetchone()
-            if row is None:
-                raise Rejected(
-                    f"no client tool call {answer.call_id!r} was issued in this thread",
-                    "unknown_call",
-                    404,
-                )
-        record = _pending(row[:9])
-        if record.thread_id != thread_id:
-            raise Rejected(
-                f"approval {answer.approval_id!r} belongs to another thread", "wrong_thread", 403
+    ) -> Segment:
+        seq = db.execute(
+            "SELECT COALESCE(MAX(seq), -1) + 1 FROM segments WHERE run_id = ?", (run_id,)
+        ).fetchone()[0]
+        answered = sorted(canonical_json([a.kind, a.approval_id, a.call_id]) for a in answers)
+        dedup = digest([run_id, answered] if answers else [thread_id, request_id])
+        try:
+            cursor = db.execute(
+                "INSERT INTO segments (run_id, seq, request_id, thread_id, principal, dedup_key, "
+                "status, owner, created_at) VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?)",
+                (run_id, seq, request_id, thread_id, principal, dedup, self._owner, time.time()),
             )
-        if row[9] is not None:
-            raise Rejected(f"call {record.call_id!r} was already answered", "already_answered")
-        return record
+        except sqlite3.IntegrityError:
+            raise Rejected(
+                "this request was already processed (a replay)", "duplicate_request"
+            ) from None
+        return Segment(thread_id, run_id, seq, request_id, int(cursor.lastrowid or 0), principal)
 
-    # --- recording a segment ---------------------------------------------------
+    # --- one thread, one run ------------------------------------------------------
 
-    def has_events(self, request_id: str) -> bool:
-        with self._lock:
-            row = self._db.execute(
-                "SELECT 1 FROM segments WHERE request_id = ?", (request_id,)
-            ).fetchone()
-        return row is not None
+    def _settle_or_refuse(self, db: sqlite3.Connection, thread_id: str, now: float) -> None:
+        """Refuse while the thread's run is live somewhere; settle it if its owner is gone."""
+        rows = db.execute(
+            "SELECT r.id, s.id, s.owner FROM runs r LEFT JOIN segments s "
+            "ON s.run_id = r.id AND s.status = 'running' "
+            "WHERE r.thread_id = ? AND r.status = 'running'",
+            (thread_id,),
+        ).fetchall()
+        for run_id, segment, owner in rows:
+            if self._running(db, segment, owner, now):
+                raise Rejected(
+                    f"thread {thread_id!r} is running another request; "
+                    "send this one when it has finished",
+                    "thread_busy",
+                )
+            self._settle(db, run_id, thread_id, segment, now)
 
-    def segment_done(self, request_id: str) -> bool:
-        with self._lock:
-            row = self._db.execute(
-                "SELECT status FROM segments WHERE request_id = ?", (request_id,)
-            ).fetchone()
-        return row is None or row[0] != "running"
+    def _running(
+        self, db: sqlite3.Connection, segment: int | None, owner: str | None, now: float
+    ) -> bool:
+        if segment is None:
+            return False
+        if owner is not None and owner == self._owner:
+            return segment in self._live and segment not in self._orphans
+        return _owners.alive(db, owner, now)
+
+    def _settle(
+        self, db: sqlite3.Connection, run_id: str, thread_id: str, segment: int | None, now: float
+    ) -> None:
+        unwritten = self._orphans.get(segment, []) if segment is not None else []
+        for call_id, output in unwritten:
+            complete(db, run_id, call_id, output, self.limits, now)
+        reason = JOURNAL_FAILED if segment in self._orphans else INTERRUPTED
+        settle_run(db, run_id, thread_id, self._idempotent, self.limits, now, reason)
+        if segment is not None:
+            self._orphans.pop(segment, None)
+            self._live.discard(segment)
+
+    def recover(self, idempotent: set[str]) -> list[str]:
+        """Settle the runs whose owner is gone (a previous process, a killed sibling);
+        tools named in ``idempotent`` (or planned as such) run again on resume."""
+        self._idempotent |= idempotent
+        return self.sweep(retention=False)
+
+    def sweep(self, *, retention: bool = True) -> list[str]:
+        """Settle runs whose owner is gone and runs of ours whose writes failed; delete
+        event logs past ``retention_days``. The heartbeat calls it."""
+        now = time.time()
+        with self._tx() as db:
+            rows = db.execute(
+                "SELECT r.id, r.thread_id, s.id, s.owner FROM runs r LEFT JOIN segments s "
+                "ON s.run_id = r.id AND s.status = 'running' WHERE r.status = 'running' "
+                "ORDER BY r.created_at"
+            ).fetchall()
+            settled = []
+            for run_id, thread_id, segment, owner in rows:
+                if not self._running(db, segment, owner, now):
+                    self._settle(db, run_id, thread_id, segment, now)
+                    settled.append(run_id)
+            _owners.drop_gone(db, now)
+            if retention and self.retention_days is not None:
+                purge(db, now - self.retention_days * DAY)
+        return settled
+
+    # --- recording a segment ---------------------------------------------------------
 
     def next_operation(self, run_id: str) -> int:
-        with self._lock:
-            return int(
-                self._db.execute(
-                    "SELECT COALESCE(MAX(seq), 0) + 1 FROM operations WHERE run_id = ?", (run_id,)
-                ).fetchone()[0]
-            )
+        rows = self._read(
+            "SELECT COALESCE(MAX(seq), 0) + 1 FROM operations WHERE run_id = ?", (run_id,)
+        )
+        return int(rows[0][0])
 
-    def plan_operations(self, segment: Segment, rows: list[dict[str, Any]]) -> None:
+    def open_segment(self, segment: Segment, closing: bytes) -> None:
+        with self._tx() as db:
+            db.execute("UPDATE segments SET closing = ? WHERE id = ?", (closing, segment.id))
+
+    def plan_operations(
+        self, segment: Segment, rows: list[dict[str, Any]], events: Any = ()
+    ) -> None:
         """Write operations in the model's order before any of them starts."""
         now = time.time()
         with self._tx() as db:
-            for row in rows:
-                db.execute(
-                    "INSERT INTO operations VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        segment.run_id,
-                        row["seq"],
-                        segment.seq,
-                        row["name"],
-                        row["call_id"],
-                        row["input_hash"],
-                        f"{segment.run_id}:{row['seq']}:{row['name']}:{row['call_id']}",
-                        row["status"],
-                        canonical_json(row.get("output")),
-                        now,
-                        now if row["status"] == "completed" else None,
-                    ),
-                )
+            fence(db, segment)
+            db.executemany(
+                "INSERT INTO operations VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [operation_row(segment, row, self.limits, now) for row in rows],
+            )
+            append_events(db, segment.id, events)
 
     def mark_operation(
         self,
@@ -415,24 +490,21 @@ class SQLiteJournal:
         events: Any = (),
     ) -> None:
         now = time.time()
-        run_id = segment.run_id
         with self._tx() as db:
+            fence(db, segment)
             if status == "started":
                 db.execute(
                     "UPDATE operations SET status = 'started', started_at = ? "
                     "WHERE run_id = ? AND call_id = ? AND name != 'model'",
-                    (now, run_id, call_id),
+                    (now, segment.run_id, call_id),
                 )
             else:
-                db.execute(
-                    "UPDATE operations SET status = ?, output = ?, completed_at = ? "
-                    "WHERE run_id = ? AND call_id = ? AND name != 'model'",
-                    (status, canonical_json(output), now, run_id, call_id),
-                )
-            db.executemany(
-                "INSERT INTO events VALUES (?, ?, ?, ?)",
-                [(segment.request_id, *e) for e in events],
-            )
+                complete(db, segment.run_id, call_id, output, self.limits, now, status)
+            append_events(db, segment.id, events)
+
+    def append_events(self, segment: Segment, events: list[tuple[int, str, bytes]]) -> None:
+        with self._tx() as db:
+            append_events(db, segment.id, events)
 
     def commit(
         self,
@@ -445,7 +517,11 @@ class SQLiteJournal:
         status: str | None = None,
         reason: str | None = None,
     ) -> None:
-        """One step's writes in one transaction: messages, state, pending calls, events, status."""
+        """One step's writes in one transaction: messages, state, pending calls, events, status.
+
+        The model operations' copies of the replies are dropped once the replies
+        are in the history: a reply is stored once.
+        """
         now = time.time()
         first = 0
         while (
@@ -453,146 +529,49 @@ class SQLiteJournal:
         ):
             first += 1
         with self._tx() as db:
-            db.execute(
-                "DELETE FROM messages WHERE thread_id = ? AND seq >= ?", (segment.thread_id, first)
+            fence(db, segment)
+            write_messages(
+                db,
+                segment.thread_id,
+                segment.run_id,
+                first,
+                messages[first:],
+                self.limits,
+                replace=True,
             )
-            self._append(db, segment.thread_id, segment.run_id, first, messages[first:])
+            db.execute(
+                "UPDATE operations SET output = NULL WHERE run_id = ? AND name = 'model'",
+                (segment.run_id,),
+            )
             if state is not None:
                 db.execute(
                     "UPDATE threads SET state = ?, updated_at = ? WHERE id = ?",
                     (canonical_json(state), now, segment.thread_id),
                 )
-            for p in pending:
-                db.execute(
-                    "INSERT OR REPLACE INTO pending VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)",
-                    (
-                        p.thread_id,
-                        p.call_id,
-                        p.run_id,
-                        p.kind,
-                        p.approval_id,
-                        p.tool_name,
-                        canonical_json(p.arguments),
-                        p.reason_for_call,
-                        now,
-                    ),
-                )
             db.executemany(
-                "INSERT INTO events VALUES (?, ?, ?, ?)",
-                [(segment.request_id, *e) for e in events],
+                "INSERT OR REPLACE INTO pending VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)",
+                [pending_row(p, segment.principal, now) for p in pending],
             )
+            append_events(db, segment.id, events)
             if status is not None:
-                db.execute(
-                    "UPDATE runs SET status = ?, reason = ?, updated_at = ? WHERE id = ?",
-                    (status, reason, now, segment.run_id),
-                )
-                db.execute(
-                    "UPDATE segments SET status = ? WHERE run_id = ? AND seq = ?",
-                    (status, segment.run_id, segment.seq),
-                )
+                close(db, segment, status, reason, now)
         committed[:] = messages
+        if status is not None:
+            self._live.discard(segment.id)
 
-    def _append(
-        self,
-        db: sqlite3.Connection,
-        thread_id: str,
-        run_id: str,
-        start: int,
-        messages: list[Message],
-    ) -> None:
-        db.executemany(
-            "INSERT INTO messages VALUES (?, ?, ?, ?)",
-            [
-                (thread_id, start + i, run_id, canonical_json(message_to_dict(m)))
-                for i, m in enumerate(messages)
-            ],
-        )
+    def release(self, segment: Segment, unwritten: list[tuple[str, Any]] | None = None) -> None:
+        """See ``Journal.release``: a segment left running is settled now if the journal
+        can be written, else on a later heartbeat (or when its thread is next used)."""
+        if unwritten is None:
+            self._live.discard(segment.id)
+            return
+        self._orphans[segment.id] = list(unwritten)
+        self._live.discard(segment.id)
+        if not self._closed:
+            self._writer.submit(self._settle_orphans)
 
-    # --- after a crash -----------------------------------------------------------
-
-    def recover(self, idempotent: set[str]) -> list[str]:
-        """Settle runs that were running when the process died.
-
-        The step the model had answered is rebuilt from the operations: completed
-        tool calls are replayed from their journaled output, a call that had
-        started gets an "interrupted" error unless its tool is idempotent (then it
-        runs again on resume), and calls that never started run on resume.
-        """
-        with self._lock:
-            runs = self._db.execute(
-                "SELECT id, thread_id FROM runs WHERE status = 'running'"
-            ).fetchall()
-        recovered = []
-        for run_id, thread_id in runs:
-            history = self.history(thread_id)
-            known = {m.id for m in history if isinstance(m, AssistantMessage) and m.id}
-            answered = {m.call_id for m in history if isinstance(m, ToolResultMessage)}
-            ops = self.operations(run_id)
-            additions: list[Message] = []
-            for op in ops:
-                if op["name"] != "model" or op["output"] is None:
-                    continue
-                reply = message_from_dict(op["output"])
-                if isinstance(reply, AssistantMessage) and reply.id not in known:
-                    additions.append(reply)
-            names = {
-                p.id: p.name
-                for m in additions
-                if isinstance(m, AssistantMessage)
-                for p in m.tool_calls
-            }
-            for op in ops:
-                call_id = op["call_id"]
-                if op["name"] == "model" or call_id in answered or call_id not in names:
-                    continue
-                if op["status"] == "completed" and op["output"] is not None:
-                    out = op["output"]
-                    additions.append(
-                        ToolResultMessage(call_id, names[call_id], out["content"], out["is_error"])
-                    )
-                elif op["status"] == "started" and names[call_id] not in idempotent:
-                    additions.append(
-                        ToolResultMessage(call_id, names[call_id], Interrupted().model_text(), True)
-                    )
-            with self._tx() as db:
-                self._append(db, thread_id, run_id, len(history), additions)
-                db.execute(
-                    "UPDATE runs SET status = 'interrupted', reason = ? WHERE id = ?",
-                    ("the server stopped during the run", run_id),
-                )
-            recovered.append(run_id)
-        return recovered
-
-
-def _pending(row: tuple[Any, ...]) -> PendingRecord:
-    return PendingRecord(
-        thread_id=row[0],
-        run_id=row[1],
-        call_id=row[2],
-        kind=row[3],
-        tool_name=row[4],
-        arguments=json.loads(row[5]),
-        approval_id=row[6],
-        reason_for_call=row[7],
-        created_at=row[8] or 0.0,
-    )
-
-
-def _params(arguments: dict[str, Any]) -> str:
-    """Arguments without runtime meta (clients need not echo ``_outputPath``...), canonical."""
-    return canonical_json(strip_meta(arguments))
-
-
-def _maybe_json(value: Any) -> str | None:
-    return None if value is None else canonical_json(value)
-
-
-def _answer_payload(answer: Answer) -> dict[str, Any]:
-    return {
-        "approval_id": answer.approval_id,
-        "approved": answer.approved,
-        "reason": answer.reason,
-        "arguments": answer.arguments,
-        "result": answer.result,
-        "is_error": answer.is_error,
-    }
+    def _settle_orphans(self) -> None:
+        try:
+            self.sweep(retention=False)
+        except sqlite3.Error as exc:
+            log.warning("could not settle a run whose journal writes failed: %s", exc)

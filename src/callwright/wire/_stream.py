@@ -7,7 +7,10 @@ client goes away, which tears the run down mid-await. Here a watcher task sees
 documented way (tools see their cancel token, get ``cancel_grace`` seconds,
 and every call still gets its one result) while the remaining frames are
 dropped. A failure outside the run becomes one error frame with a message and a
-code; the traceback goes to the log, never to the client.
+code; the traceback goes to the log, never to the client. ``on_event`` may
+return an awaitable (a journal's durable write): the next event is pulled only
+once it is done, and a ``StreamStopped`` it raises ends the stream with its own
+error frame.
 """
 
 from __future__ import annotations
@@ -27,6 +30,15 @@ Send = Callable[[Message], Awaitable[None]]
 Receive = Callable[[], Awaitable[Message]]
 
 
+class StreamStopped(Exception):
+    """Raised by ``on_event`` to stop the run and end the stream with this error."""
+
+    def __init__(self, message: str, code: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+
+
 class Encoder(Protocol):
     def encode(self, event: Event) -> bytes: ...
 
@@ -41,7 +53,7 @@ async def stream_run(
     *,
     headers: dict[str, str],
     trailer: bytes = b"",
-    on_event: Callable[[Event, bytes], None] | None = None,
+    on_event: Callable[[Event, bytes], Awaitable[None] | None] | None = None,
 ) -> None:
     """Send the run's frames as one SSE response; cancel the run if the client leaves."""
     connected = True
@@ -82,9 +94,14 @@ async def stream_run(
             async for event in events:
                 frame = encoder.encode(event)
                 if on_event is not None:  # before sending: a journal records, then we flush
-                    on_event(event, frame)
+                    durable = on_event(event, frame)
+                    if durable is not None:
+                        await durable
                 if frame:
                     await write(frame)
+        except StreamStopped as exc:
+            log.warning("run %s stopped: %s", run.run_id, exc.message)
+            await write(encoder.error(exc.message, exc.code))
         except Exception:
             log.exception("run %s failed outside the run loop", run.run_id)
             await write(encoder.error("the server failed while streaming the run", "server_error"))

@@ -1,0 +1,97 @@
+"""Which process owns a running segment, and whether that process is still there.
+
+An owner is one journal opened for serving in one process: an ``owners`` row with
+its host, process id and a lease that its heartbeat renews. An owner is gone when
+its row is missing, its lease has expired, or it ran on this host and its process
+no longer exists (a killed server is noticed at once, not after the lease). A
+reused process id would look alive only until the lease runs out.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+import sqlite3
+from dataclasses import dataclass
+
+HOST = socket.gethostname()
+
+LIVE_HERE: set[str] = set()
+"""The owners this process holds (journals not yet closed): any other owner with this
+process's id is a closed or abandoned journal of ours, hence gone."""
+
+
+@dataclass(frozen=True, slots=True)
+class Owner:
+    id: str
+    host: str
+    pid: int
+    expires_at: float
+
+
+def new_owner_id() -> str:
+    return f"{HOST}:{os.getpid()}:{secrets.token_hex(6)}"
+
+
+def register(db: sqlite3.Connection, owner_id: str, now: float, lease: float) -> None:
+    db.execute(
+        "INSERT OR REPLACE INTO owners VALUES (?, ?, ?, ?, ?)",
+        (owner_id, HOST, os.getpid(), now, now + lease),
+    )
+
+
+def renew(db: sqlite3.Connection, owner_id: str, now: float, lease: float) -> None:
+    """Extend the lease (and write the row again if another process dropped it)."""
+    updated = db.execute(
+        "UPDATE owners SET expires_at = ? WHERE id = ?", (now + lease, owner_id)
+    ).rowcount
+    if not updated:
+        register(db, owner_id, now, lease)
+
+
+def alive(db: sqlite3.Connection, owner_id: str | None, now: float) -> bool:
+    """Whether the owner of a segment may still be running it."""
+    if owner_id is None:
+        return False  # written outside a serving process (the synchronous library API)
+    row = db.execute(
+        "SELECT host, pid, expires_at FROM owners WHERE id = ?", (owner_id,)
+    ).fetchone()
+    if row is None:
+        return False
+    host, pid, expires_at = row
+    if expires_at < now:
+        return False
+    if host != HOST:
+        return True
+    if pid == os.getpid():
+        return owner_id in LIVE_HERE
+    return process_exists(pid)
+
+
+def drop_gone(db: sqlite3.Connection, now: float) -> None:
+    """Forget owners that are gone and own nothing that still runs."""
+    for (owner_id,) in db.execute("SELECT id FROM owners").fetchall():
+        if alive(db, owner_id, now):
+            continue
+        running = db.execute(
+            "SELECT 1 FROM segments WHERE owner = ? AND status = 'running' LIMIT 1", (owner_id,)
+        ).fetchone()
+        if running is None:
+            db.execute("DELETE FROM owners WHERE id = ?", (owner_id,))
+
+
+def process_exists(pid: int) -> bool:
+    """A process with this id exists here and is not a zombie (killed, not yet reaped)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return True  # no /proc (macOS): the signal check is all there is
+    return stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3] != b"Z"

@@ -1,0 +1,138 @@
+"""Settling a run whose process is gone (or could not write): its history made whole.
+
+The step the model had answered is rebuilt from the operations: completed tool
+calls get their journaled output, a call that had started gets an "interrupted"
+error unless its tool is idempotent (then it runs again on resume), calls that
+never started run on resume. Results for calls of a message already in the
+history are merged in place (call order, before anything written after it), a
+reply not yet in the history is appended with its results: history is never
+reordered. The run becomes ``interrupted`` (the next request on its thread
+resumes it), its running segment is closed, and the segment's closing frame
+ends its event log so that a replay ends with an error, not forever.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Any
+
+from ..call import Interrupted
+from ..messages import (
+    AssistantMessage,
+    Message,
+    ToolResultMessage,
+    message_from_dict,
+)
+from ..run.resume import last_assistant_index, merge_results
+from ._rows import load_history, write_messages
+from .base import JournalLimits
+
+INTERRUPTED = "the server stopped during the run"
+
+
+def settle_run(
+    db: sqlite3.Connection,
+    run_id: str,
+    thread_id: str,
+    idempotent: set[str],
+    limits: JournalLimits,
+    now: float,
+    reason: str = INTERRUPTED,
+) -> None:
+    """Make the run's history whole and close it (inside the caller's transaction)."""
+    history = load_history(db, thread_id)
+    settled = rebuilt_history(history, _operations(db, run_id), idempotent)
+    first = 0
+    while first < len(history) and first < len(settled) and settled[first] is history[first]:
+        first += 1
+    write_messages(db, thread_id, run_id, first, settled[first:], limits, replace=True)
+    db.execute(
+        "UPDATE runs SET status = 'interrupted', reason = ?, updated_at = ? WHERE id = ?",
+        (reason, now, run_id),
+    )
+    for segment, closing in db.execute(
+        "SELECT id, closing FROM segments WHERE run_id = ? AND status = 'running'", (run_id,)
+    ).fetchall():
+        db.execute(
+            "UPDATE segments SET status = 'interrupted', closed_at = ? WHERE id = ?",
+            (now, segment),
+        )
+        if closing:
+            db.execute(
+                'INSERT INTO events SELECT ?, COALESCE(MAX("offset"), 0) + 1, ?, ? '
+                "FROM events WHERE segment = ?",
+                (segment, "RUN_ERROR", closing, segment),
+            )
+
+
+def rebuilt_history(
+    history: list[Message], ops: list[dict[str, Any]], idempotent: set[str]
+) -> list[Message]:
+    """``history`` with the run's unrecorded replies and outcomes added in place."""
+    known = {m.id for m in history if isinstance(m, AssistantMessage) and m.id}
+    replies: list[AssistantMessage] = []
+    for op in ops:
+        if op["name"] == "model" and op["output"] is not None:
+            reply = message_from_dict(op["output"])
+            if isinstance(reply, AssistantMessage) and reply.id not in known:
+                replies.append(reply)
+    outcomes = _outcomes(history, replies, ops, idempotent)
+    settled = list(history)
+    index = last_assistant_index(settled)
+    if index >= 0:
+        last = settled[index]
+        assert isinstance(last, AssistantMessage)
+        in_place = [outcomes.pop(p.id) for p in last.tool_calls if p.id in outcomes]
+        if in_place:
+            merge_results(settled, in_place)
+    for reply in replies:
+        settled.append(reply)
+        settled.extend(outcomes.pop(p.id) for p in reply.tool_calls if p.id in outcomes)
+    return settled
+
+
+def _outcomes(
+    history: list[Message],
+    replies: list[AssistantMessage],
+    ops: list[dict[str, Any]],
+    idempotent: set[str],
+) -> dict[str, ToolResultMessage]:
+    """The result each call without one gets: its journaled output, or "interrupted"."""
+    answered = {m.call_id for m in history if isinstance(m, ToolResultMessage)}
+    names = {
+        p.id: p.name
+        for m in [*history, *replies]
+        if isinstance(m, AssistantMessage)
+        for p in m.tool_calls
+    }
+    outcomes: dict[str, ToolResultMessage] = {}
+    for op in ops:
+        call_id = op["call_id"]
+        if op["name"] == "model" or call_id in answered or call_id not in names:
+            continue
+        name = names[call_id]
+        if op["status"] == "completed" and op["output"] is not None:
+            out = op["output"]
+            outcomes[call_id] = ToolResultMessage(call_id, name, out["content"], out["is_error"])
+        elif op["status"] == "started" and not (op["idempotent"] or name in idempotent):
+            outcomes[call_id] = ToolResultMessage(call_id, name, Interrupted().model_text(), True)
+    return outcomes
+
+
+def _operations(db: sqlite3.Connection, run_id: str) -> list[dict[str, Any]]:
+    rows = db.execute(
+        "SELECT name, call_id, status, output, idempotent FROM operations "
+        "WHERE run_id = ? ORDER BY seq",
+        (run_id,),
+    ).fetchall()
+    return [
+        {
+            "name": name,
+            "call_id": call_id,
+            "status": status,
+            "output": json.loads(output) if output else None,
+            "idempotent": bool(idem),
+        }
+        for name, call_id, status, output, idem in rows
+    ]

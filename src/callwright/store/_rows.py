@@ -1,0 +1,257 @@
+"""Row helpers the journal's transactions share (each takes the open connection)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Any
+
+from ..messages import Message, message_from_dict
+from ._caps import cap_message, cap_output, message_body
+from ._verify import PENDING_COLUMNS, pending_record
+from .base import Answer, JournalLimits, PendingRecord, Rejected, Segment, canonical_json, digest
+
+
+def load_history(db: sqlite3.Connection, thread_id: str) -> list[Message]:
+    rows = db.execute(
+        "SELECT body FROM messages WHERE thread_id = ? ORDER BY seq", (thread_id,)
+    ).fetchall()
+    return [message_from_dict(json.loads(body)) for (body,) in rows]
+
+
+def open_pending(db: sqlite3.Connection, thread_id: str) -> list[PendingRecord]:
+    rows = db.execute(
+        f"SELECT {PENDING_COLUMNS} FROM pending "
+        "WHERE thread_id = ? AND resolved_at IS NULL ORDER BY created_at, call_id",
+        (thread_id,),
+    ).fetchall()
+    return [pending_record(row) for row in rows]
+
+
+def write_messages(
+    db: sqlite3.Connection,
+    thread_id: str,
+    run_id: str,
+    start: int,
+    messages: list[Message],
+    limits: JournalLimits,
+    *,
+    replace: bool = False,
+) -> None:
+    """Messages from position ``start`` on (``replace``: dropping what was there)."""
+    if replace:
+        db.execute("DELETE FROM messages WHERE thread_id = ? AND seq >= ?", (thread_id, start))
+    db.executemany(
+        "INSERT INTO messages VALUES (?, ?, ?, ?)",
+        [(thread_id, start + i, run_id, message_body(m, limits)) for i, m in enumerate(messages)],
+    )
+
+
+def append_events(db: sqlite3.Connection, segment: int, events: Any) -> None:
+    """Frames of the segment's event log (empty frames are not kept: nothing was sent)."""
+    rows = [(segment, offset, kind, frame) for offset, kind, frame in events if frame]
+    if rows:
+        db.executemany("INSERT INTO events VALUES (?, ?, ?, ?)", rows)
+
+
+def commit(db: sqlite3.Connection) -> None:
+    try:
+        db.execute("COMMIT")
+    except BaseException:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        raise
+
+
+def thread_of(db: sqlite3.Connection, thread_id: str, principal: str) -> bool:
+    row = db.execute(
+        "SELECT 1 FROM threads WHERE id = ? AND principal = ?", (thread_id, principal)
+    ).fetchone()
+    return row is not None
+
+
+def check_request_id(
+    db: sqlite3.Connection, thread_id: str, request_id: str, principal: str
+) -> None:
+    """A run id names one request of one thread (per principal)."""
+    row = db.execute(
+        "SELECT thread_id FROM segments WHERE principal = ? AND request_id = ?",
+        (principal, request_id),
+    ).fetchone()
+    if row is None:
+        return
+    if row[0] == thread_id:
+        raise Rejected("this request was already processed (a replay)", "duplicate_request")
+    raise Rejected(
+        f"run id {request_id!r} was already used in another thread; send a new run id",
+        "run_id_in_use",
+    )
+
+
+def interrupted_run(db: sqlite3.Connection, thread_id: str) -> str | None:
+    row = db.execute(
+        "SELECT id FROM runs WHERE thread_id = ? AND status = 'interrupted' "
+        "ORDER BY created_at DESC LIMIT 1",
+        (thread_id,),
+    ).fetchone()
+    return row[0] if row else None
+
+
+def take_answers(
+    db: sqlite3.Connection,
+    segment: Segment,
+    answers: list[Answer],
+    call_ids: list[str],
+    resolved: list[str],
+    now: float,
+) -> None:
+    """Resolve the answered pending calls and keep each answer as an inbox row."""
+    db.executemany(
+        "UPDATE pending SET resolved_at = ? WHERE thread_id = ? AND call_id = ?",
+        [(now, segment.thread_id, call_id) for call_id in resolved],
+    )
+    db.executemany(
+        "INSERT INTO inbox (thread_id, run_id, call_id, kind, payload, dedup_key, created_at, "
+        "principal) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (
+                segment.thread_id,
+                segment.run_id,
+                call_id,
+                answer.kind,
+                canonical_json(answer_payload(answer)),
+                digest([segment.run_id, segment.seq, answer.kind, call_id]),
+                now,
+                segment.principal,
+            )
+            for answer, call_id in zip(answers, call_ids, strict=True)
+        ],
+    )
+
+
+def upsert_thread_and_run(
+    db: sqlite3.Connection,
+    segment: Segment,
+    state: dict[str, Any] | None,
+    new_thread: bool,
+    now: float,
+) -> None:
+    if new_thread:
+        db.execute(
+            "INSERT INTO threads (id, state, created_at, updated_at, principal) "
+            "VALUES (?, ?, ?, ?, ?)",
+            (segment.thread_id, maybe_json(state), now, now, segment.principal),
+        )
+    else:
+        db.execute("UPDATE threads SET updated_at = ? WHERE id = ?", (now, segment.thread_id))
+    db.execute(
+        "INSERT INTO runs (id, thread_id, status, reason, created_at, updated_at, principal) "
+        "VALUES (?, ?, 'running', NULL, ?, ?, ?) ON CONFLICT(id) DO UPDATE "
+        "SET status = 'running', reason = NULL, updated_at = excluded.updated_at",
+        (segment.run_id, segment.thread_id, now, now, segment.principal),
+    )
+
+
+def fence(db: sqlite3.Connection, segment: Segment) -> None:
+    """Write only to a segment that is still running (not settled by another process
+    whose view was that this one's owner had gone)."""
+    row = db.execute("SELECT status FROM segments WHERE id = ?", (segment.id,)).fetchone()
+    if row is not None and row[0] != "running":
+        raise RuntimeError(f"run {segment.run_id} was settled by recovery; it cannot go on")
+
+
+def operation_row(
+    segment: Segment, row: dict[str, Any], limits: JournalLimits, now: float
+) -> tuple[Any, ...]:
+    output = row.get("output")
+    if row["name"] == "model" and isinstance(output, dict):
+        output = cap_message(output, limits)
+    return (
+        segment.run_id,
+        row["seq"],
+        segment.seq,
+        row["name"],
+        row["call_id"],
+        row["input_hash"],
+        f"{segment.run_id}:{row['seq']}:{row['name']}:{row['call_id']}",
+        row["status"],
+        canonical_json(output),
+        now,
+        now if row["status"] == "completed" else None,
+        int(bool(row.get("idempotent"))),
+    )
+
+
+def complete(
+    db: sqlite3.Connection,
+    run_id: str,
+    call_id: str,
+    output: Any,
+    limits: JournalLimits,
+    now: float,
+    status: str = "completed",
+) -> None:
+    db.execute(
+        "UPDATE operations SET status = ?, output = ?, completed_at = ? "
+        "WHERE run_id = ? AND call_id = ? AND name != 'model'",
+        (status, canonical_json(cap_output(output, limits)), now, run_id, call_id),
+    )
+
+
+def pending_row(p: PendingRecord, principal: str, now: float) -> tuple[Any, ...]:
+    return (
+        p.thread_id,
+        p.call_id,
+        p.run_id,
+        p.kind,
+        p.approval_id,
+        p.tool_name,
+        canonical_json(p.arguments),
+        p.reason_for_call,
+        now,
+        principal,
+    )
+
+
+def close(
+    db: sqlite3.Connection, segment: Segment, status: str, reason: str | None, now: float
+) -> None:
+    db.execute(
+        "UPDATE runs SET status = ?, reason = ?, updated_at = ? WHERE id = ?",
+        (status, reason, now, segment.run_id),
+    )
+    db.execute(
+        "UPDATE segments SET status = ?, closed_at = ? WHERE id = ?", (status, now, segment.id)
+    )
+
+
+def purge(db: sqlite3.Connection, before: float) -> None:
+    """Delete the event logs of segments closed before ``before`` (a batch per call)."""
+    ids = [
+        row[0]
+        for row in db.execute(
+            "SELECT id FROM segments WHERE status != 'running' AND purged = 0 "
+            "AND closed_at < ? LIMIT 500",
+            (before,),
+        )
+    ]
+    for segment in ids:
+        db.execute("DELETE FROM events WHERE segment = ?", (segment,))
+    db.executemany(
+        "UPDATE segments SET purged = 1, closing = NULL WHERE id = ?", [(s,) for s in ids]
+    )
+
+
+def maybe_json(value: Any) -> str | None:
+    return None if value is None else canonical_json(value)
+
+
+def answer_payload(answer: Answer) -> dict[str, Any]:
+    return {
+        "approval_id": answer.approval_id,
+        "approved": answer.approved,
+        "reason": answer.reason,
+        "arguments": answer.arguments,
+        "result": answer.result,
+        "is_error": answer.is_error,
+    }

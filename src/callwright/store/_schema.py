@@ -1,0 +1,141 @@
+"""The journal's tables, its connections, and the migration from the first layout.
+
+``PRAGMA user_version`` holds the layout: 0 is an empty file or the first
+layout (no principals, owners or segment ids), 2 is this one. Migrating adds the
+new columns (existing rows belong to the principal ``""``), gives segments an id
+and keys the event log by it; a run id that the first layout let two threads
+share keeps its first segment's events.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+VERSION = 2
+
+TABLES = """
+CREATE TABLE IF NOT EXISTS threads (
+    id TEXT PRIMARY KEY, state TEXT, created_at REAL, updated_at REAL,
+    principal TEXT NOT NULL DEFAULT '');
+CREATE TABLE IF NOT EXISTS messages (
+    thread_id TEXT, seq INTEGER, run_id TEXT, body TEXT, PRIMARY KEY (thread_id, seq));
+CREATE TABLE IF NOT EXISTS runs (
+    id TEXT PRIMARY KEY, thread_id TEXT, status TEXT, reason TEXT,
+    created_at REAL, updated_at REAL, principal TEXT NOT NULL DEFAULT '');
+CREATE INDEX IF NOT EXISTS runs_by_thread ON runs (thread_id, created_at);
+CREATE INDEX IF NOT EXISTS runs_by_status ON runs (status);
+CREATE TABLE IF NOT EXISTS operations (
+    run_id TEXT, seq INTEGER, segment INTEGER, name TEXT, call_id TEXT, input_hash TEXT,
+    idempotency_key TEXT UNIQUE, status TEXT, output TEXT, started_at REAL,
+    completed_at REAL, idempotent INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (run_id, seq));
+CREATE INDEX IF NOT EXISTS operations_by_call ON operations (run_id, call_id);
+CREATE TABLE IF NOT EXISTS pending (
+    thread_id TEXT, call_id TEXT, run_id TEXT, kind TEXT, approval_id TEXT UNIQUE,
+    tool_name TEXT, arguments TEXT, reason_for_call TEXT, created_at REAL,
+    resolved_at REAL, principal TEXT NOT NULL DEFAULT '', PRIMARY KEY (thread_id, call_id));
+CREATE TABLE IF NOT EXISTS inbox (
+    id INTEGER PRIMARY KEY, thread_id TEXT, run_id TEXT, call_id TEXT, kind TEXT,
+    payload TEXT, dedup_key TEXT UNIQUE, created_at REAL, principal TEXT NOT NULL DEFAULT '');
+"""
+
+V2_TABLES = """
+CREATE TABLE IF NOT EXISTS segments (
+    id INTEGER PRIMARY KEY, run_id TEXT NOT NULL, seq INTEGER NOT NULL, request_id TEXT NOT NULL,
+    thread_id TEXT NOT NULL, principal TEXT NOT NULL DEFAULT '', dedup_key TEXT UNIQUE,
+    status TEXT, owner TEXT, closing BLOB, log_bytes INTEGER NOT NULL DEFAULT 0,
+    log_cut INTEGER NOT NULL DEFAULT 0, purged INTEGER NOT NULL DEFAULT 0,
+    created_at REAL, closed_at REAL, UNIQUE (run_id, seq), UNIQUE (principal, request_id));
+CREATE INDEX IF NOT EXISTS segments_by_status ON segments (status, closed_at);
+CREATE TABLE IF NOT EXISTS events (
+    segment INTEGER, "offset" INTEGER, type TEXT, frame BLOB, PRIMARY KEY (segment, "offset"));
+CREATE TABLE IF NOT EXISTS owners (
+    id TEXT PRIMARY KEY, host TEXT, pid INTEGER, started_at REAL, expires_at REAL);
+"""
+
+_ADDED_COLUMNS = [
+    ("threads", "principal TEXT NOT NULL DEFAULT ''"),
+    ("runs", "principal TEXT NOT NULL DEFAULT ''"),
+    ("pending", "principal TEXT NOT NULL DEFAULT ''"),
+    ("inbox", "principal TEXT NOT NULL DEFAULT ''"),
+    ("operations", "idempotent INTEGER NOT NULL DEFAULT 0"),
+]
+
+
+def connect(path: str, busy_seconds: float) -> sqlite3.Connection:
+    """A connection in autocommit mode (transactions are explicit), WAL, short syncs."""
+    db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+    db.execute(f"PRAGMA busy_timeout={int(busy_seconds * 1000)}")
+    return db
+
+
+def prepare(db: sqlite3.Connection) -> None:
+    """Create or migrate the tables (in one transaction)."""
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=NORMAL")
+    version = db.execute("PRAGMA user_version").fetchone()[0]
+    if version >= VERSION:
+        return
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        version = db.execute("PRAGMA user_version").fetchone()[0]  # another process may have
+        if version < VERSION:
+            legacy = _has_table(db, "segments")
+            if legacy:
+                _add_columns(db)
+            _run_script(db, TABLES)
+            if legacy:
+                _migrate_segments_and_events(db)
+            _run_script(db, V2_TABLES)
+            db.execute(f"PRAGMA user_version={VERSION}")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+
+
+def _run_script(db: sqlite3.Connection, script: str) -> None:
+    """Statement by statement: ``executescript`` would commit the open transaction."""
+    for statement in script.split(";"):
+        if statement.strip():
+            db.execute(statement)
+
+
+def _has_table(db: sqlite3.Connection, name: str) -> bool:
+    row = db.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)
+    ).fetchone()
+    return row is not None
+
+
+def _columns(db: sqlite3.Connection, table: str) -> set[str]:
+    return {row[1] for row in db.execute(f'PRAGMA table_info("{table}")')}
+
+
+def _add_columns(db: sqlite3.Connection) -> None:
+    for table, column in _ADDED_COLUMNS:
+        if _has_table(db, table) and column.split()[0] not in _columns(db, table):
+            db.execute(f'ALTER TABLE "{table}" ADD COLUMN {column}')
+
+
+def _migrate_segments_and_events(db: sqlite3.Connection) -> None:
+    """Segments get ids and their thread; the event log is keyed by segment id."""
+    db.execute("ALTER TABLE segments RENAME TO segments_v1")
+    db.execute("ALTER TABLE events RENAME TO events_v1")
+    _run_script(db, V2_TABLES)
+    db.execute(
+        "INSERT OR IGNORE INTO segments (run_id, seq, request_id, thread_id, principal, "
+        "dedup_key, status, created_at, closed_at) "
+        "SELECT s.run_id, s.seq, s.request_id, r.thread_id, r.principal, s.dedup_key, "
+        "s.status, s.created_at, CASE WHEN s.status = 'running' THEN NULL ELSE r.updated_at END "
+        "FROM segments_v1 s JOIN runs r ON r.id = s.run_id ORDER BY s.created_at"
+    )
+    db.execute(
+        'INSERT OR IGNORE INTO events SELECT s.id, e."offset", e.type, e.frame '
+        "FROM events_v1 e JOIN segments s ON s.request_id = e.run_id"
+    )
+    db.execute(
+        "UPDATE segments SET log_bytes = "
+        "(SELECT COALESCE(SUM(LENGTH(frame)), 0) FROM events WHERE segment = segments.id)"
+    )
+    db.execute("DROP TABLE segments_v1")
+    db.execute("DROP TABLE events_v1")

@@ -1,0 +1,144 @@
+"""Checking a request's answers against the calls a thread is waiting on."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Any
+
+from ..call import Decision, strip_meta
+from ..messages import AssistantMessage, Message, ToolResultMessage
+from .base import Answer, EditValidator, PendingRecord, Rejected, canonical_json
+
+PENDING_COLUMNS = (
+    "thread_id, run_id, call_id, kind, tool_name, arguments, approval_id, "
+    "reason_for_call, created_at, resolved_at, principal"
+)
+
+
+def pending_record(row: tuple[Any, ...]) -> PendingRecord:
+    return PendingRecord(
+        thread_id=row[0],
+        run_id=row[1],
+        call_id=row[2],
+        kind=row[3],
+        tool_name=row[4],
+        arguments=json.loads(row[5]),
+        approval_id=row[6],
+        reason_for_call=row[7],
+        created_at=row[8] or 0.0,
+    )
+
+
+def verify_answers(
+    db: sqlite3.Connection,
+    thread_id: str,
+    principal: str,
+    history: list[Message],
+    answers: list[Answer],
+    edits: dict[str, EditValidator | None],
+) -> tuple[dict[str, Decision], dict[str, ToolResultMessage], list[str]]:
+    """The answers as decisions and results, and the call each answer is for (an
+    AG-UI ``resume`` names only the approval, not the call)."""
+    decisions: dict[str, Decision] = {}
+    results: dict[str, ToolResultMessage] = {}
+    call_ids: list[str] = []
+    issued = {part.id for m in history if isinstance(m, AssistantMessage) for part in m.tool_calls}
+    for answer in answers:
+        row = _find(db, thread_id, principal, answer, issued)
+        if answer.call_id is not None and answer.call_id != row.call_id:
+            raise Rejected(
+                f"approval {answer.approval_id!r} was issued for call {row.call_id!r}, "
+                f"not {answer.call_id!r}",
+                "approval_mismatch",
+            )
+        if answer.tool_name is not None and answer.tool_name != row.tool_name:
+            raise Rejected(
+                f"call {row.call_id!r} is a call of {row.tool_name!r}, not {answer.tool_name!r}",
+                "tool_mismatch",
+            )
+        if row.call_id in decisions or row.call_id in results:
+            raise Rejected(f"call {row.call_id!r} is answered twice", "duplicate_answer", 400)
+        call_ids.append(row.call_id)
+        if answer.kind == "client":
+            results[row.call_id] = ToolResultMessage(
+                row.call_id, row.tool_name, answer.result or "", answer.is_error
+            )
+        else:
+            decisions[row.call_id] = _decision(row, answer, edits)
+    return decisions, results, call_ids
+
+
+def _decision(
+    row: PendingRecord, answer: Answer, edits: dict[str, EditValidator | None]
+) -> Decision:
+    """The decision, with edited arguments where the tool allows edits and they validate."""
+    arguments = None
+    if answer.arguments is not None and params(answer.arguments) != params(row.arguments):
+        validate = edits.get(row.tool_name)
+        if validate is None:
+            raise Rejected(
+                f"the arguments of call {row.call_id!r} were changed; "
+                f"{row.tool_name} does not allow edits",
+                "arguments_changed",
+            )
+        edited = strip_meta(answer.arguments)
+        try:
+            validate(edited)
+        except Exception as exc:
+            raise Rejected(
+                f"edited arguments for {row.tool_name} are invalid: {exc}", "invalid_edit", 422
+            ) from None
+        arguments = edited
+    return Decision(bool(answer.approved), answer.reason, arguments)
+
+
+def _find(
+    db: sqlite3.Connection, thread_id: str, principal: str, answer: Answer, issued: set[str]
+) -> PendingRecord:
+    """The pending row an answer is for; another principal's approval is unknown."""
+    if answer.kind == "approval":
+        row = db.execute(
+            f"SELECT {PENDING_COLUMNS} FROM pending WHERE approval_id = ? AND principal = ?",
+            (answer.approval_id, principal),
+        ).fetchone()
+        if row is None:
+            asked = db.execute(
+                "SELECT 1 FROM pending WHERE thread_id = ? AND call_id = ? AND kind = 'approval'",
+                (thread_id, answer.call_id),
+            ).fetchone()
+            if answer.call_id in issued and asked is None:
+                raise Rejected(
+                    f"no approval was requested for call {answer.call_id!r}",
+                    "approval_not_requested",
+                )
+            raise Rejected(
+                f"approval {answer.approval_id!r} was not issued by this server",
+                "unknown_approval",
+                404,
+            )
+    else:
+        row = db.execute(
+            f"SELECT {PENDING_COLUMNS} FROM pending "
+            "WHERE thread_id = ? AND call_id = ? AND kind = 'client'",
+            (thread_id, answer.call_id),
+        ).fetchone()
+        if row is None:
+            raise Rejected(
+                f"no client tool call {answer.call_id!r} was issued in this thread",
+                "unknown_call",
+                404,
+            )
+    record = pending_record(row)
+    if record.thread_id != thread_id:
+        raise Rejected(
+            f"approval {answer.approval_id!r} belongs to another thread", "wrong_thread", 403
+        )
+    if row[9] is not None:
+        raise Rejected(f"call {record.call_id!r} was already answered", "already_answered")
+    return record
+
+
+def params(arguments: dict[str, Any]) -> str:
+    """Arguments without runtime meta (clients need not echo ``_outputPath``...), canonical."""
+    return canonical_json(strip_meta(arguments))
