@@ -27,6 +27,7 @@ from .call import (
     ToolResult,
 )
 from .context import CancelToken, RunScope, ToolContext
+from .elicitation import InputAnswer, InputRequest, InputRequired
 from .events import Event, PendingCall
 from .execute import PARALLEL, SEQUENTIAL, Strategy, batched
 from .messages import (
@@ -52,7 +53,7 @@ from .run import (
     step_count_is,
 )
 from .tool import Tool, tool
-from .toolbox import Toolbox, ToolConflict
+from .toolbox import Toolbox, ToolConflict, Toolset, ToolsetUnavailable
 from .usage import Usage
 
 __all__ = [
@@ -68,6 +69,9 @@ __all__ = [
     "Denied",
     "Event",
     "IllegalTransition",
+    "InputAnswer",
+    "InputRequest",
+    "InputRequired",
     "Interrupted",
     "InvalidArgs",
     "Limits",
@@ -95,6 +99,8 @@ __all__ = [
     "ToolResult",
     "ToolResultMessage",
     "Toolbox",
+    "Toolset",
+    "ToolsetUnavailable",
     "Usage",
     "UserMessage",
     "batched",

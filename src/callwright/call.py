@@ -61,6 +61,9 @@ class ToolResult:
     """The value UIs show as the output; the model sees it as text (non-strings as JSON)."""
     details: Any = None
     """Extra data for UIs and logs that is kept out of the model's context."""
+    text: str | None = None
+    """What the model sees instead of ``content`` as JSON (an MCP tool's text beside its
+    structured content); None: the model sees ``content``."""
 
 
 def to_model_text(value: Any) -> str:
@@ -337,5 +340,7 @@ class Call:
         if self.error is not None:
             return self.error.model_text()
         if self.result is not None:
+            if self.result.text is not None:
+                return self.result.text
             return to_model_text(self.result.content)
         raise IllegalTransition(f"call {self.id} has no result in state {self.state}")

@@ -20,6 +20,7 @@ from .state import RunState
 from .usage import Usage
 
 if TYPE_CHECKING:
+    from .elicitation import InputAnswer
     from .events import Event
     from .models.base import Model
     from .telemetry._trace import RunTrace
@@ -179,6 +180,9 @@ class ToolContext(Generic[DepsT]):
     """Where a sub-agent's events are forwarded as they come."""
     scope: dict[str, Any] = field(default_factory=dict)
     """The parts of the parent context the call's ``_scopes`` lets through."""
+    answer: InputAnswer | None = None
+    """A human's answer to the question this call asked (``InputRequired``) when the run
+    resumed with one: the tool runs again and goes on from its question."""
 
     @property
     def deps(self) -> DepsT | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, TypeAlias
 
+from .elicitation import InputRequest
 from .messages import AssistantMessage
 from .usage import Usage
 
@@ -20,7 +21,7 @@ ResultState = Literal["output-available", "output-error", "output-denied"]
 
 @dataclass(slots=True)
 class PendingCall:
-    """A call the run is waiting on: a human's approval or a front end's result."""
+    """A call the run is waiting on: a human's approval or answer, or a front end's result."""
 
     call_id: str
     """The call's id: the key a client answers with when it resumes the run."""
@@ -28,14 +29,17 @@ class PendingCall:
     """The tool the model called."""
     arguments: dict[str, Any]
     """The arguments as the model wrote them, meta fields included: what a human reviews."""
-    kind: Literal["approval", "client"]
-    """``approval``: a human must approve; ``client``: a front end must run the tool."""
+    kind: Literal["approval", "client", "input"]
+    """``approval``: a human must approve; ``client``: a front end must run the tool;
+    ``input``: the running tool asked a human a question (``request``)."""
     approval_id: str | None = None
     """The id an approval answer must carry (approvals only)."""
     reason_for_call: str | None = None
     """The model's ``_reasoningForCall``, shown to the human beside the request."""
     edit_schema: dict[str, Any] | None = None
     """The tool's parameter schema when a human may edit the arguments before approving."""
+    request: InputRequest | None = None
+    """The question a running call asked (``input`` only): answer it with an ``InputAnswer``."""
     traceparent: str | None = None
     """The paused run segment's span (W3C ``traceparent``) when tracing is on: pass it as
     ``Agent.start(traceparent=...)`` to link the resumed segment to it from another process."""
@@ -281,6 +285,23 @@ class ApprovalResolved:
 
 
 @dataclass(slots=True)
+class InputRequested:
+    """Emitted when a running call asks a human for input (MCP elicitation); the run then
+    pauses with the call pending until an ``InputAnswer`` resumes it."""
+
+    type: ClassVar[str] = "input-requested"
+    call_id: str
+    """The call that asked."""
+    tool_name: str
+    """The tool being run."""
+    arguments: dict[str, Any]
+    """The call's arguments (what the answer is checked against when it comes back)."""
+    request: InputRequest
+    """The question: its id, message and the JSON Schema of the answer (its ``state`` is
+    the tool's and is never sent to a client)."""
+
+
+@dataclass(slots=True)
 class ToolExecutionStart:
     """Emitted when a call's tool actually starts running (after gating and approval)."""
 
@@ -410,6 +431,7 @@ Event: TypeAlias = (
     | ToolInputError
     | ApprovalRequested
     | ApprovalResolved
+    | InputRequested
     | ToolExecutionStart
     | ToolProgress
     | ToolPartialOutput

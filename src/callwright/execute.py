@@ -14,6 +14,11 @@ batched(n)     groups of n, concurrently   after each batch, incl. the last
 When steering is found, the calls not yet started are skipped with the error
 "Skipped due to queued user message.". A tool marked ``sequential`` is a
 barrier under any strategy: it runs alone, after everything before it.
+
+A running tool that asks a human a question (``InputRequired``, see
+``callwright.elicitation``) leaves its call open: it is listed as pending (kind
+``input``) like a call awaiting approval, and runs again, with the answer in its
+context, when a resumed run brings an ``InputAnswer`` for it.
 """
 
 from __future__ import annotations
@@ -39,10 +44,12 @@ from .call import (
     ToolNotFound,
 )
 from .context import CancelToken, DepsT, RunScope, ToolContext
+from .elicitation import InputAnswer, InputRequest, InputRequired
 from .events import (
     ApprovalRequested,
     ApprovalResolved,
     Event,
+    InputRequested,
     PendingCall,
     ResultState,
     ToolCallResult,
@@ -147,12 +154,12 @@ class StepExecutor(Generic[DepsT]):
         calls: list[Call],
         scope: RunScope[DepsT],
         policy: ExecutionPolicy,
-        decisions: Mapping[str, Decision] | None = None,
+        decisions: Mapping[str, Decision | InputAnswer] | None = None,
     ) -> None:
         self.calls = calls
         self.scope = scope
         self.policy = policy
-        self.decisions: Mapping[str, Decision] = decisions or {}
+        self.decisions: Mapping[str, Decision | InputAnswer] = decisions or {}
         self.pending: list[PendingCall] = []
         self.steered = False
 
@@ -196,6 +203,9 @@ class StepExecutor(Generic[DepsT]):
                         remaining -= 1
                         for event in self._finished(item.call):
                             yield event
+                    elif isinstance(item, _Asked):
+                        remaining -= 1
+                        yield self._asked(item.call, item.request)
                     else:
                         yield item
             finally:
@@ -224,8 +234,15 @@ class StepExecutor(Generic[DepsT]):
             self.pending.append(PendingCall(call.id, call.tool_name, call.raw_arguments, "client"))
             return []
         events: list[Event] = []
+        decision = self.decisions.get(call.id)
+        if isinstance(decision, InputAnswer):
+            if executor is None:
+                call.fail(InvalidArgs(f"{tool.name} runs no code that could have asked a question"))
+                return self._finished(call)
+            # the call ran (approved, if it needed approval) and asked a question: it goes on
+            runnable.append((call, executor))
+            return events
         if call.state is CallState.INPUT_AVAILABLE and tool.needs_approval(call.arguments or {}):
-            decision = self.decisions.get(call.id)
             call.transition(CallState.APPROVAL_REQUESTED)
             if decision is None:
                 if call.approval_id is None:
@@ -285,6 +302,14 @@ class StepExecutor(Generic[DepsT]):
         call.arguments = arguments
         return None
 
+    def _asked(self, call: Call, request: InputRequest) -> Event:
+        """A call that asked a human: pending (kind ``input``) until an answer resumes it."""
+        arguments = call.raw_arguments
+        self.pending.append(
+            PendingCall(call.id, call.tool_name, arguments, "input", request=request)
+        )
+        return InputRequested(call.id, call.tool_name, arguments, request)
+
     def _finished(self, call: Call) -> list[Event]:
         if call.state is CallState.OUTPUT_ERROR:
             log_failed_call(self.scope, call)
@@ -334,10 +359,10 @@ class StepExecutor(Generic[DepsT]):
     def _start(self, group: list[tuple[Call, Executor]]) -> _Running:
         """Start a group's calls as tasks; their events arrive on the returned queue."""
         loop = asyncio.get_running_loop()
-        queue: asyncio.Queue[Event | _Finished] = asyncio.Queue()
+        queue: asyncio.Queue[Event | _Finished | _Asked] = asyncio.Queue()
         loop_thread = threading.get_ident()
 
-        def put(item: Event | _Finished) -> None:
+        def put(item: Event | _Finished | _Asked) -> None:
             if threading.get_ident() == loop_thread:
                 queue.put_nowait(item)
             else:  # a sync tool reporting progress from its worker thread
@@ -385,10 +410,11 @@ class StepExecutor(Generic[DepsT]):
         return _Running(queue, close)
 
     def _context(
-        self, call: Call, token: CancelToken, put: Callable[[Event | _Finished], None]
+        self, call: Call, token: CancelToken, put: Callable[[Event | _Finished | _Asked], None]
     ) -> ToolContext[DepsT]:
         name = call.tool_name
         scope = self.scope
+        answer = self.decisions.get(call.id)
         return ToolContext(
             call.id,
             name,
@@ -399,13 +425,14 @@ class StepExecutor(Generic[DepsT]):
             lambda partial: put(ToolPartialOutput(call.id, name, partial)),
             put,
             acts.scope_for(call, scope.state, scope.input_text),
+            answer if isinstance(answer, InputAnswer) else None,
         )
 
     async def _run_one(
         self,
         call: Call,
         executor: Executor,
-        put: Callable[[Event | _Finished], None],
+        put: Callable[[Event | _Finished | _Asked], None],
         timed_out: set[str],
     ) -> None:
         tool = call.tool
@@ -413,6 +440,7 @@ class StepExecutor(Generic[DepsT]):
         # a plain function without a ToolContext parameter never sees one: skip making it
         token = self.scope.cancel.child() if tool.uses_context else None
         ctx = self._context(call, token, put) if token is not None else None
+        asked: InputRequest | None = None
         try:
             if call.deferred:
                 call.arguments = acts.resolve(
@@ -430,6 +458,8 @@ class StepExecutor(Generic[DepsT]):
                         token.cancel("timed out")
                     raise TimedOut(tool.timeout) from None
             call.succeed(as_result(value))
+        except InputRequired as exc:  # the call stays open: a human answers, then it goes on
+            asked = exc.request
         except ToolError as exc:
             call.fail(exc)
         except asyncio.CancelledError:
@@ -444,14 +474,14 @@ class StepExecutor(Generic[DepsT]):
         finally:
             if token is not None:
                 self.scope.cancel.release(token)
-        put(_Finished(call))
+        put(_Finished(call) if asked is None else _Asked(call, asked))
 
 
 @dataclass(slots=True)
 class _Running:
     """A started group: where its events arrive, and how to stop what is left of it."""
 
-    queue: asyncio.Queue[Event | _Finished]
+    queue: asyncio.Queue[Event | _Finished | _Asked]
     close: Callable[[], None]
 
 
@@ -460,3 +490,11 @@ class _Finished:
     """Queued by a call's task when it is done; the consumer emits its result events."""
 
     call: Call
+
+
+@dataclass(slots=True)
+class _Asked:
+    """Queued by a call's task when its tool asked a human: the call stays open."""
+
+    call: Call
+    request: InputRequest

@@ -7,13 +7,18 @@ in place of its registration order, and the model never sees the older one.
 Whatever ``executor_for`` returns is async: a sync tool function, sync executor or
 sync activity is wrapped to run on the bounded tool threads (``_threads``), never on
 the event loop, and a timed-out one is abandoned there, not waited for.
+
+A *toolset* (an MCP server, ``callwright.mcp.MCPServer``) is a source of tools known
+only at run time: a run awaits ``Toolbox.ready()`` before its first model turn, which
+lists each toolset not listed yet (or changed since) and registers its tools like any
+others, so a redefinition still wins and client tools still may not replace them.
 """
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from ._threads import tool_threads
 from .context import ToolContext
@@ -26,6 +31,33 @@ Kind = Literal["explicit", "latent", "client"]
 class ToolConflict(ValueError):
     """A client tool tried to replace a server tool of the same name."""
 
+    code = "tool_conflict"
+
+
+class ToolsetUnavailable(RuntimeError):
+    """A toolset could not list its tools (an MCP server that cannot be reached); the run
+    ends with an error that says which and why."""
+
+    code = "toolset_unavailable"
+
+
+@runtime_checkable
+class Toolset(Protocol):
+    """A source of tools listed at run time, such as an MCP server."""
+
+    @property
+    def needs_listing(self) -> bool:
+        """True before the first listing and after the source says its tools changed."""
+        ...
+
+    async def list_tools(self) -> list[Tool]:
+        """The source's tools now; raises ``ToolsetUnavailable`` when it cannot say."""
+        ...
+
+    async def aclose(self) -> None:
+        """Let go of what the source holds open (a session, a subprocess)."""
+        ...
+
 
 class Toolbox:
     """Ordered tools keyed by name, and activities keyed by name."""
@@ -35,6 +67,11 @@ class Toolbox:
         self._activities: dict[str, Executor] = {}
         self.delegates: dict[str, Any] = {}  # name -> Agent that carries `_delegate` calls
         self.version = 0  # bumped on every change, so composed schemas can be cached
+        self.toolsets: list[Toolset] = []
+        self._listed: dict[int, dict[str, Tool]] = {}  # id(toolset) -> what it registered
+        self._base: Toolbox | None = None  # a run's overlay: the toolbox it copies
+        self._client_tools: list[Tool] = []
+        self._allow_override = False
         for item in tools:
             self.add(item)
 
@@ -112,6 +149,46 @@ class Toolbox:
             executor = self.executor_for(tool)
         return "explicit" if executor is not None else "latent"
 
+    # toolsets ------------------------------------------------------------------
+
+    def add_toolset(self, toolset: Toolset) -> None:
+        """Add a source of tools listed at run time (an MCP server)."""
+        self.toolsets.append(toolset)
+
+    async def ready(self) -> None:
+        """List the toolsets not listed yet or changed since; a no-op without toolsets.
+
+        A run awaits it before its first model turn. An overlay readies the toolbox it
+        copies and takes in what changed there, its client tools still on top.
+        """
+        if self._base is not None:
+            before = self._base.version
+            await self._base.ready()
+            if self._base.version != before:
+                self._tools = dict(self._base._tools)
+                self._overlay(self._client_tools, self._allow_override)
+                self.version += 1
+            return
+        for toolset in self.toolsets:
+            if toolset.needs_listing:
+                self._register(toolset, await toolset.list_tools())
+
+    def _register(self, toolset: Toolset, tools: list[Tool]) -> None:
+        """A toolset's listing replaces its previous one; a listed name redefines any other."""
+        before = self._listed.get(id(toolset), {})
+        now = {t.name: t for t in tools}
+        for name, old in before.items():
+            if name not in now and self._tools.get(name) is old:  # not redefined since
+                self.remove(name)
+        self._listed[id(toolset)] = now
+        for listed in tools:
+            self.add(listed)
+
+    async def aclose(self) -> None:
+        """Close every toolset (MCP sessions, their subprocesses)."""
+        for toolset in self.toolsets:
+            await toolset.aclose()
+
     # per-run overlay -----------------------------------------------------------
 
     def with_client_tools(self, tools: Iterable[Tool], *, allow_override: bool = False) -> Toolbox:
@@ -124,6 +201,14 @@ class Toolbox:
         overlay._tools = dict(self._tools)
         overlay._activities = self._activities
         overlay.delegates = self.delegates
+        overlay.toolsets = self.toolsets
+        overlay._base = self
+        overlay._client_tools = list(tools)
+        overlay._allow_override = allow_override
+        overlay._overlay(overlay._client_tools, allow_override)
+        return overlay
+
+    def _overlay(self, tools: list[Tool], allow_override: bool) -> None:
         for t in tools:
             existing = self._tools.get(t.name)
             if existing is not None and not existing.client and not allow_override:
@@ -131,9 +216,8 @@ class Toolbox:
                     f"client tool {t.name!r} would replace the server tool of the same name"
                 )
             t.client = True
-            overlay._tools.pop(t.name, None)
-            overlay._tools[t.name] = t
-        return overlay
+            self._tools.pop(t.name, None)
+            self._tools[t.name] = t
 
     def select(self, names: Iterable[str] | None) -> list[Tool]:
         """The tools active for a step (all of them when ``names`` is None)."""

@@ -15,13 +15,14 @@ from pydantic import TypeAdapter
 
 from ..call import Decision
 from ..context import DepsT
+from ..elicitation import InputAnswer
 from ..execute import ApprovalIds, ExecutionPolicy, Strategy, as_strategy
 from ..messages import Message, as_messages
 from ..models import resolve_model
 from ..models.base import Mode, Model
 from ..tool import Tool
 from ..tool import tool as make_tool
-from ..toolbox import Toolbox
+from ..toolbox import Toolbox, Toolset
 from . import resume
 from ._types import (
     Limits,
@@ -67,12 +68,17 @@ class Agent(Generic[DepsT, OutputT]):
         cancel_grace: float = 5.0,
         max_delegate_depth: int = 3,
         name: str | None = None,
+        toolsets: Iterable[Toolset] = (),
     ) -> None:
         """``max_steps`` is a shortcut for ``limits.max_steps`` and wins over it when both
         are given. ``deps_type`` only informs type checkers. ``name`` names the agent in
-        traces (``invoke_agent {name}``) and logs."""
+        traces (``invoke_agent {name}``) and logs. ``toolsets`` are sources of tools listed
+        when a run starts (MCP servers, ``callwright.mcp.MCPServer``): close them with
+        ``async with agent`` or ``await agent.aclose()``."""
         self.model = _resolve_model(model)
         self.toolbox = tools if isinstance(tools, Toolbox) else Toolbox(tools)
+        for toolset in toolsets:
+            self.toolbox.add_toolset(toolset)
         self.instructions = instructions
         self.output_type = output_type
         self.output = _output_spec(output_type)
@@ -111,6 +117,16 @@ class Agent(Generic[DepsT, OutputT]):
 
         return register(func) if func is not None else register
 
+    async def __aenter__(self) -> Agent[DepsT, OutputT]:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the agent's toolsets (MCP sessions and the servers they started)."""
+        await self.toolbox.aclose()
+
     def settings(self, approval_ids: ApprovalIds | None = None) -> RunSettings:
         """The configuration one run reads, fixed when it starts."""
         execution = ExecutionPolicy(
@@ -134,7 +150,7 @@ class Agent(Generic[DepsT, OutputT]):
         prompt: Prompt | None = None,
         *,
         messages: Sequence[Message] = (),
-        decisions: Mapping[str, Decision] | None = None,
+        decisions: Mapping[str, Decision | InputAnswer] | None = None,
         client_tools: Iterable[Tool] = (),
         allow_client_override: bool = False,
         state: dict[str, Any] | None = None,
@@ -149,7 +165,8 @@ class Agent(Generic[DepsT, OutputT]):
         """A new run, not started yet: iterate its ``events()`` to run it.
 
         To resume a paused run, pass its ``messages`` and the ``decisions`` for its
-        pending approvals (keyed by call id). ``approval_ids`` makes the ids of
+        pending approvals and questions (keyed by call id: a ``Decision``, or an
+        ``InputAnswer`` for a call that asked a human). ``approval_ids`` makes the ids of
         approval requests (e.g. signed ones, see ``callwright.store.ApprovalSigner``);
         by default they are random. ``depth`` and ``name`` (the agent's name in traces,
         default ``self.name``) are set by delegation. ``traceparent``: the W3C trace
@@ -185,7 +202,7 @@ class Agent(Generic[DepsT, OutputT]):
         prompt: Prompt | None = None,
         *,
         messages: Sequence[Message] = (),
-        decisions: Mapping[str, Decision] | None = None,
+        decisions: Mapping[str, Decision | InputAnswer] | None = None,
         client_tools: Iterable[Tool] = (),
         state: dict[str, Any] | None = None,
         deps: DepsT | None = None,
@@ -207,7 +224,7 @@ class Agent(Generic[DepsT, OutputT]):
         prompt: Prompt | None = None,
         *,
         messages: Sequence[Message] = (),
-        decisions: Mapping[str, Decision] | None = None,
+        decisions: Mapping[str, Decision | InputAnswer] | None = None,
         client_tools: Iterable[Tool] = (),
         state: dict[str, Any] | None = None,
         deps: DepsT | None = None,
@@ -233,7 +250,7 @@ class Agent(Generic[DepsT, OutputT]):
         prompt: Prompt | None = None,
         *,
         messages: Sequence[Message] = (),
-        decisions: Mapping[str, Decision] | None = None,
+        decisions: Mapping[str, Decision | InputAnswer] | None = None,
         client_tools: Iterable[Tool] = (),
         state: dict[str, Any] | None = None,
         deps: DepsT | None = None,

@@ -25,6 +25,7 @@ from typing import Any, Generic
 
 from ..call import Call, CallState, Cancelled, Decision, ToolError
 from ..context import CancelToken, DepsT, RunScope
+from ..elicitation import InputAnswer
 from ..events import (
     Event,
     ModelResponse,
@@ -42,7 +43,7 @@ from ..messages import AssistantMessage, Message, UserMessage, as_messages
 from ..state import RunState
 from ..telemetry._config import trace_run
 from ..telemetry._log import log_run
-from ..toolbox import Toolbox
+from ..toolbox import Toolbox, ToolConflict, ToolsetUnavailable
 from ..usage import Usage
 from . import resume
 from ._types import OutputT, RunResult, RunSettings, StepInfo, new_id
@@ -81,7 +82,7 @@ class Run(Generic[DepsT, OutputT]):
         messages: list[Message],
         *,
         toolbox: Toolbox,
-        decisions: Mapping[str, Decision],
+        decisions: Mapping[str, Decision | InputAnswer],
         state: dict[str, Any] | None,
         deps: DepsT,
         run_id: str,
@@ -208,10 +209,13 @@ class Run(Generic[DepsT, OutputT]):
             yield StateSnapshot(copy.deepcopy(self.state.data))
         end = _Ending()
         try:
+            await self.toolbox.ready()  # toolsets (MCP servers) list their tools first
             async for event in self._resume(end):
                 yield event
             async for event in self._steps(end):
                 yield event
+        except (ToolsetUnavailable, ToolConflict) as exc:
+            end.status, end.error = "error", RunError(str(exc), exc.code)
         except Exception as exc:  # a bug or a provider failure ends the run with an error event
             end.status = "error"
             end.error = RunError(f"{type(exc).__name__}: {exc}", "internal_error")

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 
 from .. import acts
 from ..call import ArgumentBuffer, Call, CallState, Decision, Skipped, ToolError, split_meta
+from ..elicitation import InputAnswer
 from ..messages import AssistantMessage, Message, ToolResultMessage
 from ..toolbox import Toolbox
 
@@ -23,7 +24,9 @@ def _answered(messages: list[Message], index: int) -> set[str]:
     return {m.call_id for m in messages[index + 1 :] if isinstance(m, ToolResultMessage)}
 
 
-def check_decisions(history: list[Message], decisions: Mapping[str, Decision]) -> None:
+def check_decisions(
+    history: list[Message], decisions: Mapping[str, Decision | InputAnswer]
+) -> None:
     """A decision must answer a call of the last assistant message that has no result."""
     index = last_assistant_index(history)
     open_ids: set[str] = set()

@@ -1,0 +1,225 @@
+"""MCP tool calls in flight: their progress, cancellation, and the questions they ask.
+
+A call runs as its own task (``Client.call_tool``), followed by the tool's executor
+until it finishes, the run cancels it, or the server asks the human a question
+(elicitation). A question ends the executor with ``InputRequired`` while the MCP call
+itself stays open, *parked* here under an unguessable handle; the run pauses. When a
+resumed run brings the answer, the executor hands it to the parked call and follows
+it again, which may finish or ask once more. A parked call nobody answers within
+``input_timeout`` is told the human cancelled.
+
+Which call a question belongs to: on a 2026 connection the SDK asks from inside the
+call's own task, so a context variable says exactly; a 2025 server sends
+``elicitation/create`` on the session with nothing that names the call, so it goes to
+the one call in flight. With several in flight the question is refused rather than
+shown to the human of another run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
+
+import mcp_types as types
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+
+from ..call import Cancelled, ToolError, ToolResult
+from ..context import ToolContext
+from ..elicitation import InputAnswer, InputRequest, InputRequired
+from ._convert import fraction, progress_text, to_result
+from ._session import why
+
+_ROUTE: ContextVar[Route | None] = ContextVar("callwright_mcp_route", default=None)
+
+
+@dataclass(slots=True)
+class Question:
+    """An elicitation the server is waiting on, and where its answer goes."""
+
+    params: types.ElicitRequestParams
+    answer: asyncio.Future[InputAnswer]
+
+
+@dataclass(eq=False)
+class Route:
+    """One call in flight: its task, where its progress and questions go."""
+
+    ctx: ToolContext[Any] | None
+    questions: asyncio.Queue[Question] = field(default_factory=asyncio.Queue)
+    task: asyncio.Task[types.CallToolResult] | None = None
+    open: Question | None = None
+    """The question the call waits on while parked."""
+
+    async def progress(self, progress: float, total: float | None, message: str | None) -> None:
+        """The SDK's progress callback: the current run's ``ctx.progress`` (a resumed
+        call reports to the run that resumed it)."""
+        if self.ctx is not None:
+            self.ctx.progress(progress_text(progress, total, message), fraction(progress, total))
+
+
+Broken = Callable[[Client], Awaitable[None]]
+
+
+class Calls:
+    """The calls of one MCP server's session: in flight, and parked on a question."""
+
+    def __init__(self, server: str, input_timeout: float) -> None:
+        self.server = server
+        self.input_timeout = input_timeout
+        self.routes: list[Route] = []
+        self.parked: dict[str, Route] = {}
+
+    # --- the session's elicitation callback --------------------------------------------
+
+    async def elicit(
+        self, context: Any, params: types.ElicitRequestParams
+    ) -> types.ElicitResult | types.ErrorData:
+        """Put the server's question to the call that asked, and wait for the human."""
+        route = _ROUTE.get() or self._sole_route()
+        if route is None:
+            return types.ErrorData(
+                code=types.INVALID_REQUEST,
+                message="the client cannot tell which of its running tool calls asks",
+            )
+        question = Question(params, asyncio.get_running_loop().create_future())
+        route.questions.put_nowait(question)
+        try:
+            answer = await asyncio.wait_for(asyncio.shield(question.answer), self.input_timeout)
+        except TimeoutError:
+            self._unpark(route)
+            return types.ElicitResult(action="cancel")
+        content = answer.content if answer.action == "accept" else None
+        return types.ElicitResult(action=answer.action, content=content)
+
+    def _sole_route(self) -> Route | None:
+        waiting = [r for r in self.routes if r.open is None]
+        return waiting[0] if len(waiting) == 1 else None
+
+    # --- calls -------------------------------------------------------------------------
+
+    async def call(
+        self,
+        client: Client,
+        name: str,
+        arguments: dict[str, Any],
+        ctx: ToolContext[Any] | None,
+        broken: Broken,
+    ) -> ToolResult:
+        """Call ``name`` and follow it to its result (or its first question)."""
+        route = Route(ctx)
+        token = _ROUTE.set(route)
+        try:  # the task copies the context: a 2026 connection asks from inside it
+            route.task = asyncio.ensure_future(
+                client.call_tool(name, arguments, progress_callback=route.progress)
+            )
+        finally:
+            _ROUTE.reset(token)
+        self.routes.append(route)
+        route.task.add_done_callback(lambda _: self._ended(route))
+        return await self._follow(route, ctx, client, broken)
+
+    async def resume(
+        self,
+        answer: InputAnswer,
+        ctx: ToolContext[Any] | None,
+        client: Client | None,
+        broken: Broken,
+    ) -> ToolResult:
+        """Hand a human's answer to the parked call that asked, and follow it again."""
+        state = answer.request.state if answer.request is not None else None
+        handle = state.get("handle") if isinstance(state, dict) else None
+        route = self.parked.pop(handle, None) if isinstance(handle, str) else None
+        question = route.open if route is not None else None
+        if route is None or question is None or route.task is None or route.task.done():
+            raise ToolError(
+                f"The question of MCP server {self.server!r} is no longer open (it expired, or "
+                "the server restarted), so the call did not finish; call the tool again."
+            )
+        route.open = None
+        if not question.answer.done():
+            question.answer.set_result(answer)
+        return await self._follow(route, ctx, client, broken)
+
+    async def _follow(
+        self, route: Route, ctx: ToolContext[Any] | None, client: Client | None, broken: Broken
+    ) -> ToolResult:
+        """Wait for the call to finish, the run to cancel it, or the server to ask."""
+        task = route.task
+        assert task is not None
+        route.ctx = ctx
+        cancel = ctx.cancel if ctx is not None else None
+        asked = asyncio.ensure_future(route.questions.get())
+        stopped = asyncio.ensure_future(cancel.wait()) if cancel is not None else None
+        waiting: set[asyncio.Future[Any]] = {task, asked}
+        if stopped is not None:
+            waiting.add(stopped)
+        try:
+            await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:  # the executor stops the call (a timeout, a hard cancel)
+            task.cancel()
+            raise
+        finally:
+            asked.cancel()
+            if stopped is not None:
+                stopped.cancel()
+        if task.done():
+            return await self._outcome(task, client, broken)
+        if stopped is not None and stopped.done() and cancel is not None:
+            task.cancel()  # the SDK tells the server (notifications/cancelled)
+            with contextlib.suppress(BaseException):
+                await task
+            raise Cancelled(cancel.reason)
+        raise InputRequired(self._park(route, asked.result()))
+
+    def _park(self, route: Route, question: Question) -> InputRequest:
+        handle = secrets.token_urlsafe(18)
+        route.open = question
+        self.parked[handle] = route
+        params = question.params
+        state = {"server": self.server, "handle": handle}
+        if isinstance(params, types.ElicitRequestURLParams):
+            return InputRequest(params.message, state=state, url=params.url)
+        schema = params.requested_schema
+        return InputRequest(params.message, dict(schema), state)
+
+    def _unpark(self, route: Route) -> None:
+        for handle, parked in list(self.parked.items()):
+            if parked is route:
+                del self.parked[handle]
+        route.open = None
+
+    def _ended(self, route: Route) -> None:
+        """A call's task is over (finished, failed, cancelled): forget its route."""
+        with contextlib.suppress(ValueError):
+            self.routes.remove(route)
+        self._unpark(route)
+        task = route.task
+        if task is not None and not task.cancelled():
+            task.exception()  # retrieved: a parked call that ended alone logs no warning
+
+    async def _outcome(
+        self, task: asyncio.Task[types.CallToolResult], client: Client | None, broken: Broken
+    ) -> ToolResult:
+        try:
+            result = task.result()
+        except asyncio.CancelledError:
+            raise Cancelled("the MCP call was cancelled") from None
+        except MCPError as exc:
+            if exc.code == types.CONNECTION_CLOSED and client is not None:
+                await broken(client)
+                raise ToolError(
+                    f"MCP server {self.server!r} closed the connection during the call "
+                    "(it is reconnected on the next call)."
+                ) from None
+            raise ToolError(f"MCP server {self.server!r}: {exc.message}") from None
+        except ToolError:
+            raise
+        except Exception as exc:  # a malformed result, an SDK failure: the model sees why
+            raise ToolError(f"MCP server {self.server!r}: {why(exc)}") from None
+        return to_result(result)

