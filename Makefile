@@ -2,7 +2,7 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
-EXTRAS := server,openai,anthropic,cli,local,test
+EXTRAS := server,openai,anthropic,cli,local,mcp,test
 
 .PHONY: venv run test lint bench playground
 
@@ -28,6 +28,16 @@ $(JS_STAMP): $(JS_DIR)/package.json $(JS_DIR)/package-lock.json
 	cd $(JS_DIR) && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
+# The real MCP peers tests/mcp starts and drives: @modelcontextprotocol/server-everything and
+# the TypeScript SDK's client (they run on tests/js's Node). mcp-server-time comes from PyPI
+# with the test extra.
+MCP_JS_DIR := tests/mcp_js
+MCP_JS_STAMP := $(MCP_JS_DIR)/node_modules/.installed
+
+$(MCP_JS_STAMP): $(MCP_JS_DIR)/package.json $(MCP_JS_DIR)/package-lock.json
+	cd $(MCP_JS_DIR) && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
 # The playground page's npm install: @ag-ui/client and the esbuild that bundles it. The
 # bundle (playground.js) is committed, so `make run` needs none of this; a test rebuilds
 # it and checks the committed copy is current. `make playground` rebuilds it.
@@ -49,7 +59,7 @@ $(CHROMIUM):
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
 
-test: venv $(JS_STAMP) $(PLAYGROUND_STAMP) $(CHROMIUM)
+test: venv $(JS_STAMP) $(MCP_JS_STAMP) $(PLAYGROUND_STAMP) $(CHROMIUM)
 	$(PY) -m pytest -q
 
 lint: venv
