@@ -1,10 +1,12 @@
 """Stateless approvals: an HMAC over what was asked, verified on the way back.
 
 For deployments without a database. The signature binds the approval id, the
-call id, the tool name and the canonical arguments, so a client cannot approve
-another call or change the arguments. The server (``create_app(signer=...)``)
-puts it inside the approval id itself (``apr_<nonce>.<signature>``), which every
-client echoes unchanged, so no protocol field is needed. The trade-off: with no
+call id, the tool name, the canonical arguments, and the principal and thread
+the approval was asked for, so a client cannot approve another call, change the
+arguments, or answer an approval asked of someone else or in another thread.
+The server (``create_app(signer=...)``) puts it inside the approval id itself
+(``apr_<nonce>.<signature>``), which every client echoes unchanged, so no
+protocol field is needed. The trade-off: with no
 state there is no replay protection (the same signed approval can be presented
 twice) and no "still pending" check; use the SQLite journal where that matters.
 """
@@ -29,9 +31,17 @@ class ApprovalSigner:
         self._secret = secret
 
     def sign(
-        self, approval_id: str, call_id: str, tool_name: str, arguments: dict[str, Any]
+        self,
+        approval_id: str,
+        call_id: str,
+        tool_name: str,
+        arguments: dict[str, Any],
+        *,
+        principal: str | None = None,
+        thread_id: str | None = None,
     ) -> str:
-        message = canonical_json([approval_id, call_id, tool_name, arguments]).encode()
+        fields = [approval_id, call_id, tool_name, arguments, principal, thread_id]
+        message = canonical_json(fields).encode()
         return hmac.new(self._secret, message, hashlib.sha256).hexdigest()
 
     def verify(
@@ -41,9 +51,14 @@ class ApprovalSigner:
         call_id: str,
         tool_name: str,
         arguments: dict[str, Any],
+        *,
+        principal: str | None = None,
+        thread_id: str | None = None,
     ) -> None:
         """Raises ``Rejected`` unless the signature is ours for exactly this call."""
-        expected = self.sign(approval_id, call_id, tool_name, arguments)
+        expected = self.sign(
+            approval_id, call_id, tool_name, arguments, principal=principal, thread_id=thread_id
+        )
         if not hmac.compare_digest(expected, signature or ""):
             raise Rejected(
                 f"approval {approval_id!r} does not carry a valid signature for this call",
@@ -51,16 +66,48 @@ class ApprovalSigner:
                 403,
             )
 
-    def new_id(self, call_id: str, tool_name: str, arguments: dict[str, Any]) -> str:
-        """A self-authenticating approval id for this exact call."""
+    def new_id(
+        self,
+        call_id: str,
+        tool_name: str,
+        arguments: dict[str, Any],
+        *,
+        principal: str | None = None,
+        thread_id: str | None = None,
+    ) -> str:
+        """A self-authenticating approval id for this exact call, asked of ``principal``
+        in ``thread_id``."""
         nonce = secrets.token_urlsafe(12)
-        return f"apr_{nonce}.{self.sign(nonce, call_id, tool_name, strip_meta(arguments))}"
+        signature = self.sign(
+            nonce,
+            call_id,
+            tool_name,
+            strip_meta(arguments),
+            principal=principal,
+            thread_id=thread_id,
+        )
+        return f"apr_{nonce}.{signature}"
 
     def check_id(
-        self, approval_id: str, call_id: str, tool_name: str, arguments: dict[str, Any]
+        self,
+        approval_id: str,
+        call_id: str,
+        tool_name: str,
+        arguments: dict[str, Any],
+        *,
+        principal: str | None = None,
+        thread_id: str | None = None,
     ) -> bool:
-        """Whether ``approval_id`` was issued by ``new_id`` for exactly this call."""
+        """Whether ``approval_id`` was issued by ``new_id`` for exactly this call, principal
+        and thread."""
         body = approval_id.removeprefix("apr_")
         nonce, _, signature = body.partition(".")
-        expected = self.sign(nonce, call_id, tool_name, strip_meta(arguments))
+        expected = self.sign(
+            nonce,
+            call_id,
+            tool_name,
+            strip_meta(arguments),
+            principal=principal,
+            thread_id=thread_id,
+        )
         return bool(signature) and hmac.compare_digest(expected, signature)

@@ -1,12 +1,19 @@
-"""What both wire protocols share: the decoded run input, request errors, approval
-claims checked against the approvals the server issued, and fast JSON.
+"""What both wire protocols share: the decoded run input, request errors, client ids,
+approval claims checked against the approvals the server issued, and fast JSON.
 
 A decoder turns a protocol's request into a ``RunInput``; it never decides
 whether an approval is genuine. An approval in a request is only a *claim*
 (``ApprovalClaim``); ``resolve_claims`` honours it only for an approval this
-server issued, for the exact call (tool name and arguments) it was issued for,
-and only once (the ``ApprovalLedger`` forgets it when redeemed). Without that
-check a client could approve a call by inventing an approval id.
+server issued, to the same principal on the same thread, for the exact call
+(tool name and arguments) it was issued for, and only once (the
+``ApprovalLedger`` forgets it when redeemed). Without that check a client could
+approve a call by inventing an approval id, or answer someone else's.
+
+Every id a client chooses (thread, run, message, tool call, approval) passes
+``client_id``: at most 128 characters of ``[A-Za-z0-9._:-]``, which covers what
+the real clients generate (uuids, nanoid-style ids, model call ids such as
+``call_…``, ``toolu_…`` or ``functions.name:0``) and keeps ids out of headers,
+logs and SQL trouble.
 
 JSON is written with ``pydantic_core.to_json`` (already a dependency through
 pydantic): it is several times faster than ``json.dumps`` and serialises the
@@ -17,14 +24,15 @@ encoder.
 from __future__ import annotations
 
 import json
+import re
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 import pydantic_core
 
-from ..call import Decision
+from ..call import Decision, strip_meta
 from ..messages import AssistantMessage, Message, ToolCallPart
 from ..tool import Tool
 from ..toolbox import Toolbox
@@ -54,6 +62,31 @@ class WireError(Exception):
 
     def body(self) -> dict[str, Any]:
         return {"error": {"message": self.message, "code": self.code}}
+
+
+MAX_ID_LENGTH = 128
+"""The longest id a client may choose."""
+
+_ID = re.compile(rf"[A-Za-z0-9._:-]{{1,{MAX_ID_LENGTH}}}")
+
+
+def client_id(value: str, what: str) -> str:
+    """``value`` if it is a valid client-chosen id, else a 400 ``invalid_id``.
+
+    The message names the field, never the value: a bad id may be megabytes long or
+    carry CR/LF, and must not travel on into a response.
+    """
+    if _ID.fullmatch(value) is None:
+        raise WireError(
+            f"{what} must be 1 to {MAX_ID_LENGTH} characters from A-Z a-z 0-9 . _ : -",
+            "invalid_id",
+        )
+    return value
+
+
+def optional_id(value: Any, what: str) -> str | None:
+    """A client id where one is optional: None unless a non-empty string, then checked."""
+    return client_id(value, what) if isinstance(value, str) and value else None
 
 
 @dataclass(slots=True)
@@ -104,9 +137,26 @@ def client_tools_from(definitions: Any, where: str) -> list[Tool]:
 
 @dataclass(frozen=True, slots=True)
 class IssuedApproval:
+    """An approval the server asked for: the call, and whose it is."""
+
     call_id: str
+    """The call waiting on the approval."""
     tool_name: str
+    """The tool it calls."""
     arguments: dict[str, Any]
+    """The arguments it was issued for."""
+    principal: str | None = None
+    """Who the run that asked belongs to; only they may answer (None: no users)."""
+    thread_id: str | None = None
+    """The thread it was asked in; it is answered in that thread only."""
+
+    @property
+    def owner(self) -> tuple[str, str | None]:
+        """Whose share of a bounded ledger it counts against: its principal's, or, with no
+        users to tell apart, its thread's (so one thread cannot push out the others')."""
+        if self.principal is not None:
+            return ("principal", self.principal)
+        return ("thread", self.thread_id)
 
 
 class ApprovalLedger(Protocol):
@@ -120,19 +170,60 @@ class ApprovalLedger(Protocol):
 
 
 class MemoryApprovalLedger:
-    """In-process ledger, bounded: the oldest open approvals are forgotten past ``limit``."""
+    """In-process ledger, bounded twice: each owner (see ``IssuedApproval.owner``) keeps at
+    most ``per_owner`` open approvals, dropping its own oldest beyond that, and the whole
+    ledger at most ``limit``, dropping the oldest of all. One request that asks for ten
+    thousand approvals thus forgets only its own, never another user's."""
 
-    def __init__(self, limit: int = 10_000) -> None:
+    def __init__(self, limit: int = 10_000, per_owner: int = 1_000) -> None:
+        if not 0 < per_owner <= limit:
+            raise ValueError("need 0 < per_owner <= limit")
         self._open: OrderedDict[str, IssuedApproval] = OrderedDict()
+        self._owned: dict[tuple[str, str | None], OrderedDict[str, None]] = {}
         self._limit = limit
+        self._per_owner = per_owner
 
     def issue(self, approval_id: str, approval: IssuedApproval) -> None:
+        self.redeem(approval_id)
         self._open[approval_id] = approval
+        mine = self._owned.setdefault(approval.owner, OrderedDict())
+        mine[approval_id] = None
+        while len(mine) > self._per_owner:
+            self.redeem(next(iter(mine)))
         while len(self._open) > self._limit:
-            self._open.popitem(last=False)
+            self.redeem(next(iter(self._open)))
 
     def redeem(self, approval_id: str) -> IssuedApproval | None:
-        return self._open.pop(approval_id, None)
+        approval = self._open.pop(approval_id, None)
+        if approval is not None:
+            mine = self._owned[approval.owner]
+            del mine[approval_id]
+            if not mine:
+                del self._owned[approval.owner]
+        return approval
+
+    def __len__(self) -> int:
+        return len(self._open)
+
+
+@dataclass(frozen=True, slots=True)
+class OwnedLedger:
+    """A ledger as one request sees it: what it issues is stamped with the request's
+    principal and thread, so that only that principal, in that thread, can redeem it."""
+
+    ledger: ApprovalLedger
+    """The server's ledger."""
+    principal: str | None
+    """The request's principal."""
+    thread_id: str | None
+    """The request's thread."""
+
+    def issue(self, approval_id: str, approval: IssuedApproval) -> None:
+        owned = replace(approval, principal=self.principal, thread_id=self.thread_id)
+        self.ledger.issue(approval_id, owned)
+
+    def redeem(self, approval_id: str) -> IssuedApproval | None:
+        return self.ledger.redeem(approval_id)
 
 
 def resolve_claims(
@@ -140,9 +231,14 @@ def resolve_claims(
     messages: list[Message],
     ledger: ApprovalLedger,
     toolbox: Toolbox,
+    *,
+    principal: str | None = None,
+    thread_id: str | None = None,
 ) -> dict[str, Decision]:
     """Turn claims into ``Agent.start`` decisions, or refuse the request (409).
 
+    An approval issued to another principal or in another thread is refused
+    exactly like one never issued: the answer does not confirm that it exists.
     All or nothing: when any claim is refused, the approvals already redeemed
     are issued again, so a refused request uses none of them up.
     """
@@ -159,16 +255,19 @@ def resolve_claims(
     try:
         for claim in claims:
             issued = ledger.redeem(claim.approval_id)
-            if issued is None:
+            if issued is not None:
+                redeemed.append((claim.approval_id, issued))
+            if issued is None or (issued.principal, issued.thread_id) != (principal, thread_id):
                 raise WireError(
                     f"approval {claim.approval_id!r} was not issued by this server or was "
                     "already answered",
                     "unknown_approval",
                     409,
                 )
-            redeemed.append((claim.approval_id, issued))
             _check_claim(claim, issued, calls.get(issued.call_id), toolbox)
-            decisions[issued.call_id] = claim.decision
+            decisions[issued.call_id] = checked_edit(
+                claim.decision, issued.tool_name, issued.arguments, toolbox
+            )
     except WireError:
         for approval_id, issued in redeemed:
             ledger.issue(approval_id, issued)
@@ -197,6 +296,30 @@ def _check_claim(
             "approval_mismatch",
             409,
         )
+
+
+def checked_edit(
+    decision: Decision, tool_name: str, issued: dict[str, Any], toolbox: Toolbox
+) -> Decision:
+    """The decision with its edited arguments, if any, refused the journal's way where the
+    tool does not allow edits (409 ``arguments_changed``), so that an edit gets the same
+    answer in every mode. Runtime meta (``_outputPath``...) is not part of an edit. An
+    allowed edit is validated by the run, like the model's arguments: invalid ones are
+    the call's "Invalid arguments" result."""
+    if decision.arguments is None:
+        return decision
+    params = strip_meta(decision.arguments)
+    if params == strip_meta(issued):
+        return replace(decision, arguments=None)
+    tool = toolbox.get(tool_name)
+    if tool is None or not tool.allow_edits:
+        raise WireError(
+            f"the arguments of this {tool_name} call were changed; {tool_name} does not "
+            "allow edits",
+            "arguments_changed",
+            409,
+        )
+    return replace(decision, arguments=params)
 
 
 def _without(arguments: dict[str, Any], keys: dict[str, Any]) -> dict[str, Any]:

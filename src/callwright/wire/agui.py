@@ -81,7 +81,9 @@ from ._common import (
     ApprovalClaim,
     RunInput,
     WireError,
+    client_id,
     client_tools_from,
+    optional_id,
     parse_arguments,
     text_of,
 )
@@ -114,8 +116,8 @@ def decode_request(body: Any) -> RunInput:
         client_tools=client_tools_from(body.get("tools"), "RunAgentInput.tools"),
         claims=_claims(body.get("resume")),
         state=state,
-        run_id=_optional_str(body, "runId"),
-        thread_id=_optional_str(body, "threadId"),
+        run_id=optional_id(body.get("runId"), "runId"),
+        thread_id=optional_id(body.get("threadId"), "threadId"),
     )
 
 
@@ -152,7 +154,7 @@ def decode_messages(raw: list[Any]) -> list[Message]:
                 call_id, name = call.get("id"), function.get("name")
                 if not isinstance(call_id, str) or not isinstance(name, str):
                     raise WireError("a tool call needs an id and function.name", "invalid_request")
-                names[call_id] = name
+                names[client_id(call_id, "a tool call id")] = name
                 arguments = parse_arguments(function.get("arguments"))
                 calls.append(ToolCallPart(call_id, name, arguments))
             text = item.get("content")
@@ -164,6 +166,7 @@ def decode_messages(raw: list[Any]) -> list[Message]:
             call_id = item.get("toolCallId")
             if not isinstance(call_id, str):
                 raise WireError("a tool message needs a toolCallId", "invalid_request")
+            client_id(call_id, "toolCallId")
             out.append(_tool_result(item, call_id, names.get(call_id, "")))
         elif role == "reasoning":
             reasoning += text_of(item.get("content"))
@@ -217,7 +220,7 @@ def _claims(resume: Any) -> list[ApprovalClaim]:
             decision = _decision(payload)
         else:
             raise WireError("resume status must be 'resolved' or 'cancelled'", "invalid_request")
-        claims.append(ApprovalClaim(entry["interruptId"], decision))
+        claims.append(ApprovalClaim(client_id(entry["interruptId"], "interruptId"), decision))
     return claims
 
 
@@ -240,14 +243,8 @@ def _reason(payload: Any) -> str | None:
     return reason if isinstance(reason, str) and reason else None
 
 
-def _optional_str(body: dict[str, Any], key: str) -> str | None:
-    value = body.get(key)
-    return value if isinstance(value, str) and value else None
-
-
 def _id(item: dict[str, Any]) -> str | None:
-    value = item.get("id")
-    return value if isinstance(value, str) else None
+    return optional_id(item.get("id"), "a message id")
 
 
 # --- canonical events -> frames ----------------------------------------------------------

@@ -80,7 +80,9 @@ from ._common import (
     ApprovalClaim,
     RunInput,
     WireError,
+    client_id,
     client_tools_from,
+    optional_id,
     parse_arguments,
 )
 
@@ -136,12 +138,12 @@ def decode_request(body: Any) -> RunInput:
             last = index == len(raw) - 1
             messages += _assistant(item, claims if last else None)
         elif role == "user":
-            messages.append(UserMessage(_text(item["parts"]), _str(item.get("id"))))
+            messages.append(UserMessage(_text(item["parts"]), _message_id(item)))
         elif role == "system":
             messages.append(SystemMessage(_text(item["parts"])))
         else:
             raise WireError(f"unknown message role {role!r}", "invalid_request")
-    chat_id = _str(body.get("id"))
+    chat_id = optional_id(body.get("id"), "the chat id")
     return RunInput(
         messages=messages,
         client_tools=client_tools_from(body.get("tools"), "tools"),
@@ -175,7 +177,7 @@ def _assistant(item: dict[str, Any], claims: list[ApprovalClaim] | None) -> list
                 steps.append([])
             else:
                 steps[-1].append(part)
-    message_id = _str(item.get("id"))
+    message_id = _message_id(item)
     for parts in steps:
         text, reasoning = [], []
         calls: list[ToolCallPart] = []
@@ -191,6 +193,7 @@ def _assistant(item: dict[str, Any], claims: list[ApprovalClaim] | None) -> list
                 call_id = _str(part.get("toolCallId"))
                 if not name or not call_id:
                     raise WireError("a tool part needs a toolCallId and a name", "invalid_request")
+                client_id(call_id, "toolCallId")
                 calls.append(ToolCallPart(call_id, name, parse_arguments(part.get("input"))))
                 result = _result(part, call_id, name, claims)
                 if result is not None:
@@ -228,9 +231,8 @@ def _result(
             raise WireError(
                 "an approval-responded part needs approval.id and approved", "invalid_request"
             )
-        claims.append(
-            ApprovalClaim(approval_id, Decision(approved, _str(approval.get("reason"))), call_id)
-        )
+        decision = Decision(approved, _str(approval.get("reason")))
+        claims.append(ApprovalClaim(client_id(approval_id, "approval.id"), decision, call_id))
     return None
 
 
@@ -242,6 +244,10 @@ def _text(parts: list[Any]) -> str:
 
 def _str(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
+
+
+def _message_id(item: dict[str, Any]) -> str | None:
+    return optional_id(item.get("id"), "a message id")
 
 
 # --- canonical events -> chunks ----------------------------------------------------------
