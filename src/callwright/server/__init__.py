@@ -6,12 +6,14 @@ with ``Agent.start`` and streams the encoded events. Nothing here knows what a
 tool or a model is.
 
 ``Endpoints`` holds the handlers; mount them in your own Starlette or FastAPI
-app (with your own authentication), or let ``create_app`` build a small app of
-them. Needs the ``server`` extra (Starlette).
+app (with your own authentication, or an ``authenticate`` hook such as
+``bearer_token``), or let ``create_app`` build a small app of them. Needs the
+``server`` extra (Starlette).
 """
 
 from ._app import create_app
 from ._body import ServerLimits
-from ._endpoints import Endpoints
+from ._endpoints import DepsFactory, Endpoints
+from ._security import Authenticate, bearer_token
 
-__all__ = ["Endpoints", "ServerLimits", "create_app"]
+__all__ = ["Authenticate", "DepsFactory", "Endpoints", "ServerLimits", "bearer_token", "create_app"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 from starlette.applications import Starlette
@@ -16,7 +17,8 @@ from ..run import Agent
 from ..store import ApprovalSigner, Journal
 from ..wire import ApprovalLedger, MemoryApprovalLedger, WireError
 from ._body import ServerLimits
-from ._endpoints import Endpoints
+from ._endpoints import DepsFactory, Endpoints
+from ._security import Authenticate
 
 log = logging.getLogger("callwright.server")
 
@@ -30,12 +32,17 @@ def create_app(
     limits: ServerLimits | None = None,
     allow_client_override: bool = False,
     ai_sdk_version: int = 6,
+    authenticate: Authenticate | None = None,
+    deps_factory: DepsFactory[DepsT] | None = None,
+    allowed_origins: Sequence[str] = (),
+    allowed_hosts: Sequence[str] | None = None,
 ) -> Starlette:
     """A Starlette app serving ``agent`` to AG-UI and AI SDK front ends, and the playground.
 
-    The options are ``Endpoints``' (see there). The app's lifespan settles the
-    runs a previous process left unfinished in the ``journal`` before it serves,
-    and closes the journal on shutdown.
+    The options are ``Endpoints``' (see there): ``authenticate=bearer_token(secret)``
+    puts the endpoints behind a shared token. The app's lifespan settles the runs a
+    previous process left unfinished in the ``journal`` before it serves, and closes
+    the journal on shutdown.
     """
     endpoints = Endpoints(
         agent,
@@ -45,12 +52,20 @@ def create_app(
         limits=limits or ServerLimits(),
         allow_client_override=allow_client_override,
         ai_sdk_version=ai_sdk_version,
+        authenticate=authenticate,
+        deps_factory=deps_factory,
+        allowed_origins=allowed_origins,
+        allowed_hosts=allowed_hosts,
     )
+    preflight = endpoints.handle_preflight
     return Starlette(
         routes=[
             Route("/agui", endpoints.handle_agui, methods=["POST"]),
+            Route("/agui", preflight, methods=["OPTIONS"]),
             Route("/api/chat", endpoints.handle_chat, methods=["POST"]),
+            Route("/api/chat", preflight, methods=["OPTIONS"]),
             Route("/runs/{run_id}/events", endpoints.handle_replay, methods=["GET"]),
+            Route("/runs/{run_id}/events", preflight, methods=["OPTIONS"]),
             Route("/", endpoints.handle_page, methods=["GET"]),
             Route("/playground.js", endpoints.handle_page_script, methods=["GET"]),
         ],

@@ -1,34 +1,56 @@
 """``Endpoints``: the server's request handlers, for any Starlette or FastAPI app.
 
 One object holds what an app configures once (the agent, the journal or the
-approval ledger or signer, request limits); its ``handle_*`` methods are plain
-Starlette handlers (``Request`` in, ``Response`` out). What differs per request
-(the caller's ``deps`` and ``principal``) is passed to each call, so an app's
-own authentication and dependency injection decide them.
+approval ledger or signer, request limits, who may call and from where); its
+``handle_*`` methods are plain Starlette handlers (``Request`` in, ``Response``
+out). Who the caller is and what their tools get come either from the hooks
+configured here (``authenticate``, ``deps_factory``) or from the app's own
+authentication and dependency injection, passed to each call.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, Generic
 
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, Response, StreamingResponse
+from starlette.responses import HTMLResponse, Response
 
 from ..context import DepsT
 from ..playground import PAGE, SCRIPT, asset
 from ..run import Agent
 from ..store import ApprovalSigner, Journal
-from ..wire import ApprovalLedger, MemoryApprovalLedger, WireError, agui, aisdk
+from ..wire import ApprovalLedger, MemoryApprovalLedger, RunInput, WireError, agui, aisdk
+from ..wire._base import SSEEncoder
+from ..wire._common import OwnedLedger, client_id
 from ._body import ServerLimits, read_json
-from ._responses import RUN_ID_HEADER, RunStream, refusal, replay
+from ._responses import RunStream, refusal, replay_response
+from ._security import (
+    AGUIEncoder,
+    AISDKEncoder,
+    Authenticate,
+    Gate,
+    call_hook,
+    page_headers,
+    unauthorized,
+)
 from ._start import RunRequest, start_run
+from ._threads import RunningThreads
+
+DepsFactory = Callable[[Request, "str | None"], "DepsT | Awaitable[DepsT]"]
+"""``deps_factory(request, principal)``: the run's ``ToolContext.deps``. Sync or async."""
 
 # The page and its bundle change with each release; a stale cached copy would speak to a
 # newer server.
 NO_CACHE = {"cache-control": "no-cache"}
+
+
+@dataclass(frozen=True, slots=True)
+class _Caller(Generic[DepsT]):
+    principal: str | None
+    deps: DepsT | None
 
 
 @dataclass(eq=False)
@@ -36,8 +58,10 @@ class Endpoints(Generic[DepsT]):
     """callwright's HTTP endpoints for one agent, to mount in any Starlette/FastAPI app.
 
     ``create_app`` mounts them at ``POST /agui``, ``POST /api/chat``,
-    ``GET /runs/{run_id}/events``, ``GET /`` and ``GET /playground.js``. In your own
-    app, call them from your routes after your own authentication::
+    ``GET /runs/{run_id}/events``, ``GET /`` and ``GET /playground.js`` (and
+    ``OPTIONS`` for CORS preflights). In your own app, either give them your
+    ``authenticate`` and ``deps_factory`` hooks, or call them from your routes after
+    your own authentication::
 
         endpoints = Endpoints(agent, journal=SQLiteJournal("runs.db"))
         app = FastAPI(lifespan=endpoints.lifespan)
@@ -45,6 +69,12 @@ class Endpoints(Generic[DepsT]):
         @app.post("/agui")
         async def agui(request: Request, user: User = Depends(current_user)) -> Response:
             return await endpoints.handle_agui(request, deps=Deps(user), principal=user.id)
+
+    Every approval, thread and run belongs to the principal whose request made it;
+    another principal is answered as if it did not exist. One thread runs one
+    request at a time (another gets 409 ``thread_busy``). Each handler checks the
+    ``Host``, the ``Origin`` and the content type itself (see ``_security``), so
+    that they hold without middleware.
 
     Refusals are 4xx JSON bodies ``{"error": {"message", "code"}}``; a front-end
     tool named like a server tool is refused with 409 ``tool_conflict`` unless
@@ -71,31 +101,48 @@ class Endpoints(Generic[DepsT]):
     """Whether a front-end tool may replace a server tool of the same name."""
     ai_sdk_version: int = 6
     """The ``ai`` major version assumed when a request has no ``x-ai-sdk-version``."""
+    authenticate: Authenticate | None = None
+    """``authenticate(request) -> principal | None`` (sync or async), asked when a handler
+    is not given a ``principal``; None refuses the request with 401. Without it every
+    caller is the same anonymous principal. The playground page stays public (it is
+    static; it asks for a token when the endpoints refuse it)."""
+    deps_factory: DepsFactory[DepsT] | None = None
+    """``deps_factory(request, principal)`` (sync or async): the run's ``ToolContext.deps``,
+    when a handler is not given ``deps``. None: the agent's own."""
+    allowed_origins: Sequence[str] = ()
+    """Origins (``https://app.example.com``) besides the server's own whose pages may
+    call the endpoints; their requests get CORS headers, and preflights a 204."""
+    allowed_hosts: Sequence[str] | None = None
+    """The ``Host`` names served (``name``, ``name:port``, ``*.domain``, ``*`` for any).
+    None: a request that arrives on a loopback address must name ``localhost``,
+    ``127.0.0.1`` or ``[::1]`` (stops DNS rebinding); others are not checked."""
+    _gate: Gate = field(init=False, repr=False)
+    _threads: RunningThreads = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.journal is not None and self.signer is not None:
             raise ValueError("use a journal or a signer, not both")
         if self.ai_sdk_version not in aisdk.SUPPORTED_VERSIONS:
             raise ValueError(f"ai_sdk_version must be one of {aisdk.SUPPORTED_VERSIONS}")
+        self._gate = Gate.of(self.allowed_origins, self.allowed_hosts)
+        self._threads = RunningThreads()
 
     async def handle_agui(
         self, request: Request, *, deps: DepsT | None = None, principal: str | None = None
     ) -> Response:
         """``POST`` an AG-UI ``RunAgentInput``: the run's AG-UI event stream.
 
-        ``deps`` reach the tools as ``ToolContext.deps`` (None: the agent's own);
-        ``principal`` names the authenticated caller (None: the app has no users).
-        Threads and runs are not yet owned by a principal: any caller who knows a
-        thread or run id can continue or replay it.
+        ``deps`` reach the tools as ``ToolContext.deps`` (None: ``deps_factory``'s,
+        else the agent's own); ``principal`` names the authenticated caller (None:
+        ``authenticate``'s, else the app has no users).
         """
         try:
+            caller = await self._admit(request, deps, principal, body=True)
             body = await read_json(request, self.limits)
-            run_request = RunRequest(agui.decode_request(body), deps, principal)
-            run, recorder = start_run(self, run_request)
+            encoder = AGUIEncoder(protocol_1=agui.wants_protocol_1(body))
+            return await self._run(request, caller, agui.decode_request(body), encoder)
         except WireError as exc:
-            return refusal(exc)
-        encoder = agui.AGUIEncoder(protocol_1=agui.wants_protocol_1(body))
-        return RunStream(run, encoder, self.ledger, recorder)
+            return self._refuse(request, exc)
 
     async def handle_chat(
         self, request: Request, *, deps: DepsT | None = None, principal: str | None = None
@@ -105,13 +152,14 @@ class Endpoints(Generic[DepsT]):
         ``deps`` and ``principal`` as for ``handle_agui``.
         """
         try:
+            caller = await self._admit(request, deps, principal, body=True)
             version = aisdk.client_version(request.headers, self.ai_sdk_version)
             body = await read_json(request, self.limits)
-            run, recorder = start_run(self, RunRequest(aisdk.decode_request(body), deps, principal))
+            run_input = aisdk.decode_request(body)
+            encoder = AISDKEncoder(version=version, message_id=aisdk.continued_message_id(body))
+            return await self._run(request, caller, run_input, encoder)
         except WireError as exc:
-            return refusal(exc)
-        encoder = aisdk.AISDKEncoder(version=version, message_id=aisdk.continued_message_id(body))
-        return RunStream(run, encoder, self.ledger, recorder)
+            return self._refuse(request, exc)
 
     async def handle_replay(
         self, request: Request, *, run_id: str | None = None, principal: str | None = None
@@ -122,6 +170,13 @@ class Endpoints(Generic[DepsT]):
         ``run_id`` defaults to the route's ``{run_id}`` path parameter; ``principal``
         as for ``handle_agui``.
         """
+        try:
+            caller = await self._admit(request, None, principal, body=False)
+            segment = run_id if run_id is not None else str(request.path_params.get("run_id", ""))
+            client_id(segment, "the run id")
+        except WireError as exc:
+            return self._refuse(request, exc)
+        principal = caller.principal
         if self.journal is None:
             return refusal(WireError("no journal: start the server with --db", "no_journal", 404))
         try:
@@ -130,22 +185,77 @@ class Endpoints(Generic[DepsT]):
             after = -1
         if after < 0:
             return refusal(WireError("after must be a non-negative integer", "invalid_request"))
-        segment = run_id if run_id is not None else str(request.path_params.get("run_id", ""))
-        if not self.journal.has_events(segment):
-            return refusal(WireError(f"no run {segment!r} in the journal", "unknown_run", 404))
-        return StreamingResponse(
-            replay(self.journal, segment, after),
-            headers={**agui.AGUIEncoder.headers, RUN_ID_HEADER: segment},
-        )
+        headers = {**agui.AGUIEncoder.headers, **self._headers(request)}
+        return await replay_response(self.journal, segment, after, principal or "", headers)
 
     async def handle_page(self, request: Request) -> Response:
         """``GET`` the playground page. It loads ``/playground.js`` and talks to ``/agui``
-        at the root of the site, so mount both there."""
-        return HTMLResponse(asset(PAGE), headers=NO_CACHE)
+        at the root of the site, so mount both there. Public: it holds no data, and asks
+        for a token when the server refuses it one (or reads one from ``#token=``)."""
+        refused = self._gate.refusal(request, body=False)
+        if refused is not None:
+            return self._refuse(request, refused)
+        return HTMLResponse(asset(PAGE), headers={**NO_CACHE, **page_headers()})
 
     async def handle_page_script(self, request: Request) -> Response:
         """``GET`` the playground page's script."""
-        return Response(asset(SCRIPT), media_type="text/javascript", headers=NO_CACHE)
+        refused = self._gate.refusal(request, body=False)
+        if refused is not None:
+            return self._refuse(request, refused)
+        headers = {**NO_CACHE, "x-content-type-options": "nosniff"}
+        return Response(asset(SCRIPT), media_type="text/javascript", headers=headers)
+
+    async def handle_preflight(self, request: Request) -> Response:
+        """``OPTIONS``: a CORS preflight, 204 for an allowed origin (403 otherwise). Route it
+        next to the ``POST`` handlers when pages of ``allowed_origins`` call them."""
+        answer = self._gate.preflight(request)
+        return self._refuse(request, answer) if isinstance(answer, WireError) else answer
+
+    # --- one request -----------------------------------------------------------------------
+
+    async def _admit(
+        self, request: Request, deps: DepsT | None, principal: str | None, *, body: bool
+    ) -> _Caller[DepsT]:
+        """Who the caller is and what their tools get, or a ``WireError``: the host, the
+        origin and the content type first, then ``authenticate`` and ``deps_factory``."""
+        refused = self._gate.refusal(request, body=body)
+        if refused is not None:
+            raise refused
+        if principal is None and self.authenticate is not None:
+            principal = await call_hook(self.authenticate, request)
+            if principal is None:
+                raise unauthorized()
+        if deps is None and self.deps_factory is not None:
+            deps = await call_hook(self.deps_factory, request, principal)
+        return _Caller(principal, deps)
+
+    async def _run(
+        self, request: Request, caller: _Caller[DepsT], run_input: RunInput, encoder: SSEEncoder
+    ) -> Response:
+        """The run's stream, holding its thread until the stream ends."""
+        lease = await self._threads.acquire(caller.principal, run_input.thread_id)
+        try:
+            run, recorder = await start_run(
+                self, RunRequest(run_input, caller.deps, caller.principal)
+            )
+        except BaseException:
+            lease.release()
+            raise
+        ledger = OwnedLedger(self.ledger, caller.principal, run.thread_id)
+        stream = RunStream(run, encoder, ledger, recorder)
+        stream.stream_headers.update(self._headers(request))
+        return lease.hold(stream)
+
+    def _headers(self, request: Request) -> dict[str, str]:
+        """What every answer carries: ``nosniff``, and CORS headers for an allowed origin."""
+        return {"x-content-type-options": "nosniff", **self._gate.cors_headers(request)}
+
+    def _refuse(self, request: Request, error: WireError) -> Response:
+        response = refusal(error)
+        response.headers.update(self._headers(request))
+        if error.status == 401:
+            response.headers["www-authenticate"] = "Bearer"
+        return response
 
     @contextlib.asynccontextmanager
     async def lifespan(self, app: object) -> AsyncIterator[None]:

@@ -1,24 +1,29 @@
 """From a decoded request to a started run, in the server's three approval modes.
 
-In memory, an approval claim is honoured only if the ledger issued it; with a
-signer, only if its id carries our signature for that exact call; with a
-journal, the journal owns the thread (history, pending calls) and the client
-contributes only new user messages and answers, which the journal checks.
+In memory, an approval claim is honoured only if the ledger issued it to the
+same principal in the same thread; with a signer, only if its id carries our
+signature for that exact call, principal and thread; with a journal, the
+journal owns the thread (history, pending calls) and the client contributes
+only new user messages and answers, which the journal checks. Edited arguments
+get one answer in every mode (``wire._common.checked_edit``).
 """
 
 from __future__ import annotations
 
+import functools
+import sqlite3
 import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic
 
 from ..call import Decision
 from ..context import DepsT
-from ..messages import AssistantMessage, Message, ToolResultMessage, UserMessage
+from ..messages import AssistantMessage, Message
 from ..run import Run
-from ..store import Answer, ApprovalSigner, Journal, Recorder, Rejected, start_journaled
-from ..toolbox import ToolConflict
+from ..store import Answer, ApprovalSigner, Journal, Recorder, Rejected, begin_journaled
+from ..toolbox import Toolbox, ToolConflict
 from ..wire import ApprovalClaim, RunInput, WireError, resolve_claims
+from ..wire._common import checked_edit
 
 if TYPE_CHECKING:
     from ._endpoints import Endpoints
@@ -36,20 +41,31 @@ class RunRequest(Generic[DepsT]):
     """Who sent the request, as the app authenticated them; None when it does not."""
 
 
-def start_run(
+async def start_run(
     endpoints: Endpoints[DepsT], request: RunRequest[DepsT]
 ) -> tuple[Run[DepsT, Any], Recorder | None]:
-    """The run a request asks for (with its journal recorder), or a ``WireError``."""
+    """The run a request asks for (with its journal recorder), or a ``WireError``.
+
+    Async for the journal: its check and new segment run on the journal's writer
+    thread, never on the event loop.
+    """
     run_input = request.input
     _check_request(endpoints, run_input)
     if endpoints.journal is not None:
-        return _start_journaled(endpoints, endpoints.journal, request)
+        return await _start_journaled(endpoints, endpoints.journal, request)
     signer = endpoints.signer
+    # A new thread's id is made here, not by the run, so that the approvals it asks for
+    # are bound to the thread the client will see.
+    principal = request.principal
+    thread_id = run_input.thread_id or f"thread_{uuid.uuid4().hex}"
+    claims, messages, toolbox = run_input.claims, run_input.messages, endpoints.agent.toolbox
     if signer is not None:
-        decisions = resolve_signed_claims(run_input.claims, run_input.messages, signer)
+        decisions = resolve_signed_claims(
+            claims, messages, signer, toolbox, principal=principal, thread_id=thread_id
+        )
     else:
         decisions = resolve_claims(
-            run_input.claims, run_input.messages, endpoints.ledger, endpoints.agent.toolbox
+            claims, messages, endpoints.ledger, toolbox, principal=principal, thread_id=thread_id
         )
     run = endpoints.agent.start(
         None,
@@ -60,8 +76,12 @@ def start_run(
         state=run_input.state,
         deps=request.deps,
         run_id=run_input.run_id,
-        thread_id=run_input.thread_id,
-        approval_ids=signer.new_id if signer is not None else None,
+        thread_id=thread_id,
+        approval_ids=(
+            functools.partial(signer.new_id, principal=principal, thread_id=thread_id)
+            if signer is not None
+            else None
+        ),
     )
     return run, None
 
@@ -82,73 +102,18 @@ def _check_request(endpoints: Endpoints[Any], run_input: RunInput) -> None:
         )
 
 
-def _start_journaled(
+async def _start_journaled(
     endpoints: Endpoints[DepsT], journal: Journal, request: RunRequest[DepsT]
 ) -> tuple[Run[DepsT, Any], Recorder]:
+    """The journal owns the thread: its history and state, its pending calls, who it
+    belongs to (``request.principal``, ``""`` without authentication) and whether a
+    run is going on in it. The client's messages contribute new user messages and
+    client-tool results, its claims become answers the journal checks, and its
+    ``state`` is taken only for a new thread."""
     run_input = request.input
     thread_id = run_input.thread_id
     if not thread_id:
         raise WireError("a thread id is required (threadId / id)", "missing_thread_id")
-    try:
-        return start_journaled(
-            journal,
-            endpoints.agent,
-            thread_id,
-            run_input.run_id or f"req_{uuid.uuid4().hex}",
-            *journal_input(journal, thread_id, run_input),
-            client_tools=run_input.client_tools,
-            allow_client_override=endpoints.allow_client_override,
-            state=run_input.state,
-            deps=request.deps,
-        )
-    except Rejected as exc:
-        raise WireError(exc.message, exc.code, exc.status) from None
-
-
-def resolve_signed_claims(
-    claims: list[ApprovalClaim], messages: list[Message], signer: ApprovalSigner
-) -> dict[str, Decision]:
-    """Decisions whose approval id carries our signature for a call of the last reply."""
-    calls = next((m.tool_calls for m in reversed(messages) if isinstance(m, AssistantMessage)), [])
-    decisions: dict[str, Decision] = {}
-    for claim in claims:
-        match = next(
-            (
-                part
-                for part in calls
-                if claim.call_id in (None, part.id)
-                and signer.check_id(claim.approval_id, part.id, part.name, part.arguments)
-            ),
-            None,
-        )
-        if match is None:
-            raise WireError(
-                f"approval {claim.approval_id!r} is not signed by this server for a call "
-                "of the last assistant message (or its arguments changed)",
-                "bad_signature",
-                403,
-            )
-        decisions[match.id] = claim.decision
-    return decisions
-
-
-def journal_input(
-    store: Journal, thread_id: str, run_input: RunInput
-) -> tuple[list[Message], list[Answer]]:
-    """What a request adds to a journaled thread: new user messages and answers.
-
-    The client's copy of the history is not trusted: only its trailing user
-    messages are new; its approvals and client-tool results become answers that
-    the journal checks against the calls it is waiting on.
-    """
-    messages = run_input.messages
-    new: list[Message] = []
-    for message in reversed(messages):
-        if not isinstance(message, UserMessage):
-            break
-        new.insert(0, message)
-    if not store.history(thread_id) and not store.pending(thread_id):
-        new = _first_request(messages[: len(messages) - len(new)]) + new
     answers = [
         Answer(
             "approval",
@@ -160,27 +125,64 @@ def journal_input(
         )
         for claim in run_input.claims
     ]
-    known = {m.call_id for m in store.history(thread_id) if isinstance(m, ToolResultMessage)}
-    for message in messages:
-        if isinstance(message, ToolResultMessage) and message.call_id not in known:
-            answers.append(
-                Answer(
-                    "client",
-                    message.call_id,
-                    tool_name=message.tool_name or None,
-                    result=message.content,
-                    is_error=message.is_error,
-                )
-            )
-    return new, answers
-
-
-def _first_request(prior: list[Message]) -> list[Message]:
-    """A new thread may start from a client's history, but not from results of calls the
-    journal never issued: those are refused, and the calls themselves dropped."""
-    orphan = next((m for m in prior if isinstance(m, ToolResultMessage)), None)
-    if orphan is not None:
-        raise WireError(
-            f"no call {orphan.call_id!r} was issued in this thread", "unknown_call", 404
+    try:
+        return await begin_journaled(
+            journal,
+            endpoints.agent,
+            thread_id,
+            run_input.run_id or f"req_{uuid.uuid4().hex}",
+            run_input.messages,
+            answers,
+            client_tools=run_input.client_tools,
+            allow_client_override=endpoints.allow_client_override,
+            state=run_input.state,
+            deps=request.deps,
+            principal=request.principal or "",
         )
-    return [m for m in prior if not isinstance(m, AssistantMessage) or not m.tool_calls]
+    except Rejected as exc:
+        raise WireError(exc.message, exc.code, exc.status) from None
+    except sqlite3.Error as exc:
+        raise WireError(
+            f"the run journal is unavailable ({exc}); try again later", "journal_unavailable", 503
+        ) from None
+
+
+def resolve_signed_claims(
+    claims: list[ApprovalClaim],
+    messages: list[Message],
+    signer: ApprovalSigner,
+    toolbox: Toolbox,
+    *,
+    principal: str | None = None,
+    thread_id: str | None = None,
+) -> dict[str, Decision]:
+    """Decisions whose approval id carries our signature for a call of the last reply,
+    asked of this principal in this thread (another's is refused like a forgery)."""
+    calls = next((m.tool_calls for m in reversed(messages) if isinstance(m, AssistantMessage)), [])
+    decisions: dict[str, Decision] = {}
+    for claim in claims:
+        match = next(
+            (
+                part
+                for part in calls
+                if claim.call_id in (None, part.id)
+                and signer.check_id(
+                    claim.approval_id,
+                    part.id,
+                    part.name,
+                    part.arguments,
+                    principal=principal,
+                    thread_id=thread_id,
+                )
+            ),
+            None,
+        )
+        if match is None:
+            raise WireError(
+                f"approval {claim.approval_id!r} is not signed by this server for a call "
+                "of the last assistant message (or its arguments changed)",
+                "bad_signature",
+                403,
+            )
+        decisions[match.id] = checked_edit(claim.decision, match.name, match.arguments, toolbox)
+    return decisions
