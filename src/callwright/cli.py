@@ -12,11 +12,14 @@ import json
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .models.base import Model
 from .run import Agent
 from .tool import Tool
+
+if TYPE_CHECKING:
+    from .server import Authenticate
 
 
 def build_model(spec: str | None, base_url: str | None = None) -> Model:
@@ -66,7 +69,24 @@ def load_agent(spec: str) -> Agent:
 
 
 def chosen_agent(args: argparse.Namespace) -> Agent:
-    """The agent given with ``--agent``, or the demo agent on ``--model``."""
+    """The agent given with ``--agent``, or the demo agent on ``--model``; the MCP servers
+    of ``--mcp servers.json`` join it as toolsets."""
+    agent = _given_agent(args)
+    if getattr(args, "mcp", None):
+        try:
+            from .mcp import load_mcp_config
+        except ImportError as exc:
+            raise SystemExit(f"--mcp needs the mcp extra ({exc})") from None
+        try:
+            servers = load_mcp_config(args.mcp)
+        except (OSError, ValueError) as exc:
+            raise SystemExit(f"--mcp {args.mcp}: {exc}") from None
+        for server in servers:
+            agent.toolbox.add_toolset(server)
+    return agent
+
+
+def _given_agent(args: argparse.Namespace) -> Agent:
     if getattr(args, "agent", None):
         return load_agent(args.agent)
     from .demo import demo_agent
@@ -97,19 +117,40 @@ def serve(args: argparse.Namespace) -> int:
         )
         return 2
     agent = chosen_agent(args)
+    token, generated = _token(args, console)
     journal = None
     if args.db:
         from .store import SQLiteJournal
 
         journal = SQLiteJournal(args.db)
-    app = create_app(agent, journal=journal)
+    app = create_app(
+        agent,
+        journal=journal,
+        authenticate=_bearer(token) if token is not None else None,
+        allowed_origins=args.allowed_origin or (),
+        allowed_hosts=args.allowed_host or None,
+    )
+    if args.mcp_path:
+        from .mcp import mount_mcp
+
+        mount_mcp(app, agent, args.mcp_path, expose_agent=args.expose_agent)
     host = args.host
     shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
     url = f"http://{shown}:{args.port}"
     what = "agent" if args.agent else "demo agent"
     console.print(f"[bold]callwright[/bold] {what} on [cyan]{agent.model.name}[/cyan]")
-    console.print(f"  playground: open [bold]{url}/[/bold] in a browser")
+    page = f"{url}/#token={token if generated else '<token>'}" if token is not None else f"{url}/"
+    console.print(f"  playground: open [bold]{page}[/bold] in a browser")
     console.print(f"  AG-UI: POST {url}/agui   AI SDK UI stream: POST {url}/api/chat")
+    if token is not None:
+        console.print("  every request needs Authorization: Bearer <token>")
+    elif host not in ("127.0.0.1", "localhost", "::1"):
+        console.print(
+            f"  [yellow]anyone who can reach {host}:{args.port} can run the agent's tools: "
+            "use --token[/yellow]"
+        )
+    if args.mcp_path:
+        console.print(f"  MCP (streamable HTTP): {url}{args.mcp_path}")
     if journal is not None:
         console.print(f"  run journal: {args.db} (paused runs survive a restart)")
     flush = _export_telemetry(args, console)
@@ -120,6 +161,27 @@ def serve(args: argparse.Namespace) -> int:
         if flush is not None:
             flush()
     return 0
+
+
+def _token(args: argparse.Namespace, console: Any) -> tuple[str | None, bool]:
+    """The access token (``--token T`` or ``CALLWRIGHT_TOKEN``; ``--token`` alone makes one)
+    and whether it was made here (only then is it printed: a given one may be in logs)."""
+    import secrets
+
+    if args.token is None:
+        return None, False
+    if args.token == "":
+        return secrets.token_urlsafe(24), True
+    if len(args.token) < 16:
+        console.print("[red]--token: use a token of at least 16 characters[/red]")
+        raise SystemExit(2)
+    return args.token, False
+
+
+def _bearer(token: str) -> Authenticate:
+    from .server import bearer_token
+
+    return bearer_token(token)
 
 
 def _export_telemetry(args: argparse.Namespace, console: Any) -> Callable[[], None] | None:
@@ -157,6 +219,22 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         console.print("[yellow]cancelled[/yellow]")
         return 130
+
+
+# --- mcp -----------------------------------------------------------------------------------
+
+
+def mcp(args: argparse.Namespace) -> int:
+    """Serve the agent's tools to an MCP client on stdin/stdout (stdout is the protocol's:
+    nothing else is printed there)."""
+    try:
+        from .mcp import serve_stdio
+    except ImportError as exc:
+        _console(stderr=True).print(f"[red]callwright mcp needs the mcp extra ({exc})[/red]")
+        return 2
+    agent = chosen_agent(args)
+    asyncio.run(serve_stdio(agent, expose_agent=args.expose_agent))
+    return 0
 
 
 # --- tools ---------------------------------------------------------------------------------
@@ -213,6 +291,13 @@ def parser() -> argparse.ArgumentParser:
             help="an OpenAI-compatible server (vLLM, Ollama, llama.cpp, LM Studio)",
         )
         p.add_argument("--sandbox", default=None, help="the folder the file tools work in")
+        p.add_argument(
+            "--mcp",
+            default=None,
+            metavar="SERVERS_JSON",
+            help='MCP servers whose tools the agent gets: {"mcpServers": {name: {command, '
+            "args, env} | {url, headers}}}",
+        )
         agent_option(p)
 
     def agent_option(p: argparse.ArgumentParser) -> None:
@@ -221,6 +306,13 @@ def parser() -> argparse.ArgumentParser:
             default=None,
             help="your own agent instead of the demo: module:name or path/to/file.py:name "
             "(an Agent, or a function returning one)",
+        )
+
+    def expose_option(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--expose-agent",
+            action="store_true",
+            help="MCP: also serve the agent itself as one tool that runs its loop on a prompt",
         )
 
     s = sub.add_parser("serve", help="serve the demo agent over AG-UI and the AI SDK stream")
@@ -232,6 +324,35 @@ def parser() -> argparse.ArgumentParser:
         default=None,
         help="a SQLite file for the run journal (history, pending approvals, events)",
     )
+    s.add_argument(
+        "--token",
+        nargs="?",
+        const="",
+        default=os.environ.get("CALLWRIGHT_TOKEN"),
+        help="require Authorization: Bearer TOKEN on every request (default: "
+        "$CALLWRIGHT_TOKEN); --token alone makes one and prints the page's URL with it",
+    )
+    s.add_argument(
+        "--allowed-origin",
+        action="append",
+        metavar="ORIGIN",
+        help="another origin (https://app.example.com) whose pages may call the server "
+        "(CORS); repeat for more",
+    )
+    s.add_argument(
+        "--allowed-host",
+        action="append",
+        metavar="HOST",
+        help="a Host name the server answers to (name, name:port, *.domain, or *); repeat "
+        "for more (default: loopback names on a loopback address, anything otherwise)",
+    )
+    s.add_argument(
+        "--mcp-path",
+        default=None,
+        metavar="PATH",
+        help="also serve the agent's tools over MCP (streamable HTTP) at PATH, e.g. /mcp",
+    )
+    expose_option(s)
     s.add_argument(
         "--otel",
         nargs="?",
@@ -249,6 +370,11 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--yes", action="store_true", help="approve every approval request")
     model_options(r)
     r.set_defaults(handler=run)
+
+    m = sub.add_parser("mcp", help="serve the agent's tools to an MCP client over stdio")
+    expose_option(m)
+    model_options(m)
+    m.set_defaults(handler=mcp)
 
     t = sub.add_parser("tools", help="list the demo agent's tools and their schemas")
     t.add_argument("--json", action="store_true", help="print JSON instead of panels")
