@@ -23,8 +23,37 @@ const statusEl = $("#status");
 const stateEl = $("#state");
 const changesEl = $("#changes");
 
-let counter = 0;
-const uid = (prefix) => `${prefix}_${Date.now().toString(36)}${(counter++).toString(36)}`;
+// Ids the server will see (threads, messages) are random: a thread id is all another
+// visitor would need to talk into this conversation. randomUUID needs a secure context
+// (https or localhost); a page served over plain http on a LAN address falls back to
+// getRandomValues, which works everywhere.
+function uid() {
+  if (crypto.randomUUID) return crypto.randomUUID();
+  return Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) =>
+    b.toString(16).padStart(2, "0"),
+  ).join("");
+}
+
+// The server's access token (`callwright serve --token`): opened as `/#token=...` (a
+// fragment never reaches a server or a Referer), kept in this browser, sent as a Bearer
+// header. The page asks for it when the server refuses a request with 401.
+const TOKEN_KEY = "callwright-token";
+const given = new URLSearchParams(location.hash.slice(1)).get("token");
+if (given) {
+  localStorage.setItem(TOKEN_KEY, given);
+  history.replaceState(null, "", location.pathname + location.search);
+}
+function authHeaders() {
+  const token = localStorage.getItem(TOKEN_KEY);
+  return token ? { Authorization: `Bearer ${token}` } : {};
+}
+function askForToken() {
+  const token = prompt("This server needs its access token (callwright serve --token):");
+  if (!token) return false;
+  localStorage.setItem(TOKEN_KEY, token.trim());
+  agent.headers = authHeaders();
+  return true;
+}
 
 function el(tag, className, text) {
   const node = document.createElement(tag);
@@ -101,7 +130,11 @@ let stopRequested = false;
 let timeline = null; // the current turn's timeline
 
 function newAgent() {
-  return new HttpAgent({ url: new URL("/agui", location.href).href, threadId: uid("thread") });
+  return new HttpAgent({
+    url: new URL("/agui", location.href).href,
+    threadId: uid(),
+    headers: authHeaders(),
+  });
 }
 
 function setStatus(kind, text) {
@@ -395,6 +428,15 @@ async function afterRun(run, params) {
   }
   if (run.failure || !run.finished) {
     const error = run.failure;
+    if (error?.status === 401) {
+      markUnfinished("error", "not authorised");
+      notice("error", "The server needs its access token.", {
+        label: "Enter token",
+        run: () => askForToken() && converse(params),
+      });
+      setStatus("error", "access token needed");
+      return null;
+    }
     if (error && typeof error.status === "number") {
       const body = error.payload?.error;
       const reason = body ? `${body.message} (${body.code})` : error.message;
@@ -467,7 +509,7 @@ async function runBrowserTool(id) {
   } catch (e) {
     error = e instanceof Error ? e.message : String(e);
   }
-  const message = { id: uid("tool"), role: "tool", toolCallId: id, content: error ?? content };
+  const message = { id: uid(), role: "tool", toolCallId: id, content: error ?? content };
   if (error !== undefined) message.error = error;
   agent.addMessage(message);
   timeline?.browserEnded(id, error === undefined);
@@ -535,7 +577,7 @@ for (const dialog of document.querySelectorAll("dialog")) {
 function send(text) {
   if (!text.trim() || sendButton.disabled) return;
   append(el("div", "msg user", text));
-  agent.addMessage({ id: uid("user"), role: "user", content: text });
+  agent.addMessage({ id: uid(), role: "user", content: text });
   input.value = "";
   converse({});
 }
