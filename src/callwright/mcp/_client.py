@@ -173,9 +173,7 @@ class MCPServer:
                 client = await self._connection.open()
             except ToolsetUnavailable as exc:
                 raise ToolError(str(exc)) from None
-            return await self._calls.call(
-                client, mcp_name, dict(arguments), ctx, self._broken
-            )
+            return await self._calls.call(client, mcp_name, dict(arguments), ctx, self._broken)
 
         return call_mcp_tool
 

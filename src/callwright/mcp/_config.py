@@ -1,0 +1,57 @@
+"""MCP servers from a config file in the shape other tools use (Claude Desktop, Cursor):
+
+    {"mcpServers": {
+        "time": {"command": "uvx", "args": ["mcp-server-time"], "env": {}},
+        "docs": {"url": "https://example.com/mcp", "headers": {"Authorization": "..."}}}}
+
+Each entry becomes an ``MCPServer`` named after its key. callwright's own options go
+beside them: ``prefix``, ``requiresApproval`` (true, false, or absent for the tool
+hints) and ``timeout`` (seconds).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ._client import MCPServer
+
+
+class MCPConfigError(ValueError):
+    """The config file is not the ``{"mcpServers": {...}}`` shape."""
+
+
+def load_mcp_config(source: str | Path | dict[str, Any]) -> list[MCPServer]:
+    """The servers of a config file (or its parsed content), in the file's order."""
+    data = source if isinstance(source, dict) else json.loads(Path(source).read_text("utf-8"))
+    servers = data.get("mcpServers") if isinstance(data, dict) else None
+    if not isinstance(servers, dict):
+        raise MCPConfigError('an MCP config needs an "mcpServers" object')
+    return [_server(name, entry) for name, entry in servers.items()]
+
+
+def _server(name: str, entry: Any) -> MCPServer:
+    if not isinstance(entry, dict):
+        raise MCPConfigError(f"mcpServers.{name} must be an object")
+    options: dict[str, Any] = {"name": name}
+    if isinstance(entry.get("prefix"), str):
+        options["prefix"] = entry["prefix"]
+    if isinstance(entry.get("requiresApproval"), bool):
+        options["requires_approval"] = entry["requiresApproval"]
+    if isinstance(entry.get("timeout"), int | float):
+        options["timeout"] = float(entry["timeout"])
+    if isinstance(entry.get("command"), str):
+        args = entry.get("args", [])
+        env = entry.get("env")
+        if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+            raise MCPConfigError(f"mcpServers.{name}.args must be a list of strings")
+        if env is not None and not isinstance(env, dict):
+            raise MCPConfigError(f"mcpServers.{name}.env must be an object")
+        return MCPServer.stdio(entry["command"], args, env or None, cwd=entry.get("cwd"), **options)
+    if isinstance(entry.get("url"), str):
+        headers = entry.get("headers", {})
+        if not isinstance(headers, dict):
+            raise MCPConfigError(f"mcpServers.{name}.headers must be an object")
+        return MCPServer.http(entry["url"], headers, **options)
+    raise MCPConfigError(f"mcpServers.{name} needs a command (stdio) or a url (streamable HTTP)")

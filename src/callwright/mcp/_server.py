@@ -1,0 +1,368 @@
+"""callwright as an MCP server: an agent's server tools, and optionally the agent itself.
+
+``agent_server(agent)`` is an MCP SDK low-level ``Server`` whose tools are the agent's
+tools that run on the server (not front-end or latent ones), plus, with
+``expose_agent``, one tool that runs the agent's loop on a prompt. Both are carried
+out the way a run carries a call out (``StepExecutor``: validation, the approval gate,
+timeouts, progress), so an MCP client gets what a front end gets:
+
+* progress as MCP progress notifications (a counter, with the status text);
+* a call that needs approval, or a question one of the agent's own MCP tools asks,
+  put to the client's user by elicitation (``_asking``); refused with a clear error
+  when the client cannot be asked;
+* cancellation (``notifications/cancelled``) honoured: the call's tools see their
+  cancel token and are stopped.
+
+The low-level server rather than the SDK's ``MCPServer`` because the tools are
+already described by JSON Schemas, validated and run by callwright.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import uuid
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Any, Protocol
+
+import anyio
+import mcp_types as types
+from mcp.server import Server
+from mcp.server.context import ServerRequestContext
+from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
+
+from ..call import ArgumentBuffer, Call, CallState, Decision, ToolError
+from ..context import CancelToken, RunScope
+from ..elicitation import InputAnswer
+from ..events import Event, PendingCall, ToolCallResult, ToolCallStart, ToolProgress
+from ..execute import StepExecutor
+from ..run import Agent
+from ..state import RunState
+from ..tool import Tool
+from ..usage import Usage
+from . import _asking
+from ._asking import CannotAsk, Waiting
+
+log = logging.getLogger("callwright.mcp")
+
+MAX_ROUNDS = 20
+"""Questions one call may put to the user before it is given up on."""
+
+AGENT_TOOL_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"prompt": {"type": "string", "description": "What to ask the agent"}},
+    "required": ["prompt"],
+}
+
+Reply = Decision | InputAnswer
+
+
+def _text(text: str, *, error: bool = False, structured: Any = None) -> types.CallToolResult:
+    return types.CallToolResult(
+        content=[types.TextContent(text=text)],
+        structured_content=structured if isinstance(structured, dict) else None,
+        is_error=error,
+    )
+
+
+class _Progress:
+    """A call's progress as MCP progress notifications: a rising count and the status."""
+
+    def __init__(self, ctx: ServerRequestContext[Any, Any]) -> None:
+        self.ctx = ctx
+        self.count = 0
+
+    async def report(self, event: Event) -> None:
+        if isinstance(event, ToolProgress):
+            text = event.text
+        elif isinstance(event, ToolCallStart):
+            text = f"calling {event.tool_name}"
+        else:
+            return
+        self.count += 1
+        with contextlib.suppress(Exception):  # a client that went away misses progress only
+            await self.ctx.session.report_progress(self.count, None, text)
+
+
+async def _follow(
+    events: AsyncIterator[Event],
+    progress: _Progress,
+    cancel: Callable[[], None],
+    grace: float,
+) -> list[Event]:
+    """Drain a run's (or a step's) events, reporting progress, into a list.
+
+    When the client cancels, the run is told first (its tools see their cancel token)
+    and given ``grace`` seconds to wind down; only then is it stopped. Draining in a
+    task of its own is what makes that possible: a cancelled ``async for`` would close
+    the generator, and with it the tools, at once.
+    """
+
+    async def drain() -> list[Event]:
+        seen: list[Event] = []
+        async for event in events:
+            await progress.report(event)
+            seen.append(event)
+        return seen
+
+    task = asyncio.ensure_future(drain())
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        cancel()
+        with anyio.CancelScope(shield=True), anyio.move_on_after(grace + 1):
+            await asyncio.wait({task})
+        task.cancel()
+        raise
+
+
+class _Runner(Protocol):
+    """One MCP call carried out in rounds: each round ends with a result, or with calls
+    paused on a human (answered in the next round)."""
+
+    async def round(
+        self, replies: dict[str, Reply], progress: _Progress
+    ) -> types.CallToolResult | list[PendingCall]: ...
+
+
+class _ToolRunner:
+    """One of the agent's tools, called as a run would call it (a one-call step)."""
+
+    def __init__(self, agent: Agent[Any, Any], tool: Tool, arguments: dict[str, Any]) -> None:
+        self.agent = agent
+        self.tool = tool
+        self.arguments = arguments
+        self.call_id = f"mcp_{uuid.uuid4().hex}"
+
+    async def round(
+        self, replies: dict[str, Reply], progress: _Progress
+    ) -> types.CallToolResult | list[PendingCall]:
+        from .. import acts
+
+        call = Call(self.call_id, self.tool.name, 0, self.tool, CallState.INPUT_AVAILABLE)
+        call.buffer = ArgumentBuffer(json.dumps(self.arguments))
+        try:
+            acts.restore_input(call, self.arguments)
+        except ToolError as exc:
+            return _text(exc.model_text(), error=True)
+        agent = self.agent
+        scope = RunScope(
+            run_id=f"run_{uuid.uuid4().hex}",
+            thread_id=f"mcp_{uuid.uuid4().hex}",
+            toolbox=agent.toolbox,
+            state=RunState({}),
+            deps=agent.deps,
+            cancel=CancelToken(),
+            usage=Usage(),
+            model=agent.model,
+        )
+        execution = agent.settings().execution
+        executor = StepExecutor([call], scope, execution, replies)
+        events = await _follow(
+            executor.run(),
+            progress,
+            lambda: scope.cancel.cancel("the MCP client cancelled the call"),
+            execution.cancel_grace,
+        )
+        for event in events:
+            if isinstance(event, ToolCallResult):
+                failed = event.state != "output-available"
+                return _text(event.content, error=failed, structured=event.output)
+        return executor.pending
+
+
+class _AgentRunner:
+    """The agent's loop on a prompt: paused runs resume with the user's answers."""
+
+    def __init__(self, agent: Agent[Any, Any], prompt: str) -> None:
+        self.agent = agent
+        self.prompt: str | None = prompt
+        self.messages: list[Any] = []
+
+    async def round(
+        self, replies: dict[str, Reply], progress: _Progress
+    ) -> types.CallToolResult | list[PendingCall]:
+        run = self.agent.start(self.prompt, messages=self.messages, decisions=replies)
+        self.prompt = None
+
+        def cancel() -> None:
+            run.cancel("the MCP client cancelled the call")
+
+        await _follow(run.events(), progress, cancel, self.agent.cancel_grace)
+        result = run.result
+        assert result is not None
+        self.messages = result.messages
+        if result.status == "paused":
+            return result.pending
+        if result.error is not None:
+            return _text(f"The agent failed: {result.error.message}", error=True)
+        output = result.output
+        text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
+        return _text(text or "", structured=output)
+
+
+class AgentServer:
+    """The MCP request handlers serving one agent; ``server`` is the SDK ``Server``."""
+
+    def __init__(
+        self,
+        agent: Agent[Any, Any],
+        *,
+        name: str | None = None,
+        expose_agent: bool | str = False,
+        tools: Sequence[str] | None = None,
+    ) -> None:
+        self.agent = agent
+        self.name = name or agent.name or "callwright"
+        self.agent_tool = (
+            (expose_agent if isinstance(expose_agent, str) else (agent.name or "agent"))
+            if expose_agent
+            else None
+        )
+        self.only = set(tools) if tools is not None else None
+        self.waiting = Waiting()
+        self.server: Server[Any] = Server(
+            self.name,
+            version=_version(),
+            instructions=agent.instructions,
+            on_list_tools=self.list_tools,
+            on_call_tool=self.call_tool,
+        )
+        boundary = RequestStateBoundary(
+            RequestStateSecurity.ephemeral(), default_audience=self.name
+        )
+        self.server.middleware.append(boundary)
+
+    def _served(self) -> list[Tool]:
+        box = self.agent.toolbox
+        return [
+            t
+            for t in box
+            if not t.client
+            and box.executor_for(t) is not None
+            and (self.only is None or t.name in self.only)
+        ]
+
+    async def list_tools(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        await self.agent.toolbox.ready()
+        listed = [_describe(t) for t in self._served()]
+        if self.agent_tool is not None:
+            about = self.agent.instructions or "Ask the agent: it answers using its own tools."
+            listed.append(
+                types.Tool(name=self.agent_tool, description=about, input_schema=AGENT_TOOL_SCHEMA)
+            )
+        return types.ListToolsResult(tools=listed)
+
+    async def call_tool(
+        self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        progress = _Progress(ctx)
+        if _asking.modern(ctx) and params.request_state is not None:
+            waiting = self.waiting.take(params.request_state)
+            if waiting is None:
+                return _text(
+                    "The question expired or was answered already; call again.", error=True
+                )
+            runner, pending = waiting
+            replies = _asking.answered(pending, _asking.answers(params))
+            if replies is None:
+                return _text("The call came back without an answer to every question.", error=True)
+            return await self._drive(ctx, runner, replies, progress)
+        runner = await self._runner(params)
+        if isinstance(runner, types.CallToolResult):
+            return runner
+        return await self._drive(ctx, runner, {}, progress)
+
+    async def _runner(self, params: types.CallToolRequestParams) -> _Runner | types.CallToolResult:
+        arguments = dict(params.arguments or {})
+        if self.agent_tool is not None and params.name == self.agent_tool:
+            prompt = arguments.get("prompt")
+            if not isinstance(prompt, str) or not prompt:
+                return _text("Invalid arguments: prompt must be a non-empty string", error=True)
+            return _AgentRunner(self.agent, prompt)
+        await self.agent.toolbox.ready()
+        tool = next((t for t in self._served() if t.name == params.name), None)
+        if tool is None:
+            return _text(f"Unknown tool: {params.name}", error=True)
+        return _ToolRunner(self.agent, tool, arguments)
+
+    async def _drive(
+        self,
+        ctx: ServerRequestContext[Any, Any],
+        runner: _Runner,
+        replies: dict[str, Reply],
+        progress: _Progress,
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        """Rounds until a result; a paused round asks the user (now, or in the result)."""
+        for _ in range(MAX_ROUNDS):
+            outcome = await runner.round(replies, progress)
+            if isinstance(outcome, types.CallToolResult):
+                return outcome
+            questions = [_asking.question_for(p) for p in outcome]
+            if any(q is None for q in questions) or not _asking.can_ask(ctx):
+                return _refused(outcome)
+            asked = [q for q in questions if q is not None]
+            if _asking.modern(ctx):
+                return _asking.ask_later(asked, self.waiting.put((runner, outcome)))
+            try:
+                replies = {
+                    p.call_id: _asking.reply_for(p, await _asking.ask_now(ctx, q))
+                    for p, q in zip(outcome, asked, strict=True)
+                }
+            except CannotAsk:
+                return _refused(outcome)
+        return _text(f"Gave up after {MAX_ROUNDS} rounds of questions.", error=True)
+
+
+def _refused(pending: list[PendingCall]) -> types.CallToolResult:
+    first = pending[0]
+    if first.kind == "client":
+        why = f"{first.tool_name} runs in a front end, which an MCP client is not"
+    elif first.kind == "approval":
+        why = f"{first.tool_name} needs a human's approval"
+    else:
+        why = f"{first.tool_name} asks the user a question"
+    return _text(
+        f"Not run: {why}, and this MCP client cannot ask its user (it declared no "
+        "elicitation capability).",
+        error=True,
+    )
+
+
+def _describe(tool: Tool) -> types.Tool:
+    output = tool.output_schema
+    annotations = None
+    if tool.requires_approval is True:
+        annotations = types.ToolAnnotations(destructive_hint=True)
+    return types.Tool(
+        name=tool.name,
+        title=tool.title,
+        description=tool.description or None,
+        input_schema=tool.parameters,
+        output_schema=output
+        if isinstance(output, dict) and output.get("type") == "object"
+        else None,
+        annotations=annotations,
+    )
+
+
+def _version() -> str:
+    from ._client import _client_info
+
+    return _client_info().version
+
+
+def agent_server(
+    agent: Agent[Any, Any],
+    *,
+    name: str | None = None,
+    expose_agent: bool | str = False,
+    tools: Sequence[str] | None = None,
+) -> Server[Any]:
+    """The agent's server tools (``tools`` names a subset) as an MCP SDK ``Server``;
+    ``expose_agent`` adds one tool (named by it, or after the agent) that runs the loop."""
+    return AgentServer(agent, name=name, expose_agent=expose_agent, tools=tools).server
