@@ -59,6 +59,10 @@ class AssistantMessage:
     """The model's reasoning, where the provider streams it: shown apart from the answer."""
     id: str | None = None
     """The id the step's events carried (or the front end's), so both copies match up."""
+    provider_blocks: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    """Blocks a provider wants back unchanged in later requests, by provider name, e.g.
+    Anthropic's ``thinking`` (with its ``signature``) and ``redacted_thinking`` blocks.
+    Opaque to everything but that provider's adapter; other adapters ignore them."""
     role: Literal["assistant"] = "assistant"
     """The discriminator that tells messages apart when history is loaded from JSON."""
 

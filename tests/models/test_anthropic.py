@@ -267,3 +267,116 @@ async def test_missing_key_is_a_configuration_error(monkeypatch: Any) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     events = [e async for e in AnthropicModel("c").stream(ModelRequest([UserMessage("hi")]))]
     assert len(events) == 1 and events[0].code == "configuration_error"
+
+
+async def test_a_failed_call_is_sent_with_is_error(replay: Any) -> None:
+    from callwright import ToolError
+
+    @tool
+    def read_file(path: str) -> str:
+        """Read a file."""
+        raise ToolError(f"no file named {path!r} in the sandbox")
+
+    record(
+        replay,
+        [
+            start(),
+            block(0, tool_block("toolu_1", "read_file")),
+            delta(0, InputJSONDelta(type="input_json_delta", partial_json='{"path": "x"}')),
+            stop(0),
+            *end("tool_use", 9),
+        ],
+    )
+    record(replay, [start(), block(0, text_block(0)), stop(0), *end("end_turn", 1)])
+    await Agent(model(replay), [read_file]).run("read x")
+    assert replay.requests[1]["json"]["messages"][-1] == {
+        "role": "user",
+        "content": [
+            {
+                "type": "tool_result",
+                "tool_use_id": "toolu_1",
+                "content": "no file named 'x' in the sandbox",
+                "is_error": True,
+            }
+        ],
+    }
+
+
+async def test_thinking_blocks_go_back_unchanged_in_a_two_step_tool_run(replay: Any) -> None:
+    from anthropic.types import RedactedThinkingBlock
+
+    from callwright.messages import AssistantMessage, message_from_dict, message_to_dict
+
+    @tool
+    def calculate(expression: str) -> str:
+        """Calculate."""
+        return "4"
+
+    record(
+        replay,
+        [
+            start(),
+            block(0, ThinkingBlock(type="thinking", thinking="", signature="")),
+            delta(0, ThinkingDelta(type="thinking_delta", thinking="Add ")),
+            delta(0, ThinkingDelta(type="thinking_delta", thinking="them.")),
+            delta(0, SignatureDelta(type="signature_delta", signature="c2lnLTE=")),
+            stop(0),
+            block(1, RedactedThinkingBlock(type="redacted_thinking", data="ZW5jcnlwdGVk")),
+            stop(1),
+            block(2, text_block(2)),
+            delta(2, TextDelta(type="text_delta", text="Adding.")),
+            stop(2),
+            block(3, tool_block("toolu_1", "calculate")),
+            delta(3, InputJSONDelta(type="input_json_delta", partial_json='{"expression": "2+2"}')),
+            stop(3),
+            *end("tool_use", 20),
+        ],
+    )
+    record(
+        replay,
+        [
+            start(),
+            block(0, text_block(0)),
+            delta(0, TextDelta(type="text_delta", text="It is 4.")),
+            stop(0),
+            *end("end_turn", 5),
+        ],
+    )
+    agent = Agent(model(replay, thinking_budget=1024), [calculate])
+    result = await agent.run("2+2?")
+    assert result.output == "It is 4."
+    thinking = [
+        {"type": "thinking", "thinking": "Add them.", "signature": "c2lnLTE="},
+        {"type": "redacted_thinking", "data": "ZW5jcnlwdGVk"},
+    ]
+    second = replay.requests[1]["json"]
+    assert second["thinking"] == {"type": "enabled", "budget_tokens": 1024}
+    assert second["messages"][1] == {
+        "role": "assistant",
+        "content": [
+            *thinking,
+            {"type": "text", "text": "Adding."},
+            {
+                "type": "tool_use",
+                "id": "toolu_1",
+                "name": "calculate",
+                "input": {"expression": "2+2"},
+            },
+        ],
+    }
+    # kept on the message, through the journal's form, and sent again in a later run
+    reply = next(m for m in result.messages if isinstance(m, AssistantMessage) and m.tool_calls)
+    assert reply.provider_blocks == {"anthropic": thinking}
+    again = [message_from_dict(message_to_dict(m)) for m in result.messages]
+    assert again == result.messages
+    record(replay, [start(), block(0, text_block(0)), stop(0), *end("end_turn", 1)])
+    await agent.run([*again, UserMessage("thanks")])
+    assert replay.requests[2]["json"]["messages"][1]["content"][:2] == thinking
+
+
+async def test_other_adapters_ignore_anthropic_blocks() -> None:
+    from callwright.messages import AssistantMessage
+    from callwright.models.openai import chat_messages
+
+    message = AssistantMessage("Hi.", provider_blocks={"anthropic": [{"type": "thinking"}]})
+    assert chat_messages([message], None) == [{"role": "assistant", "content": "Hi."}]

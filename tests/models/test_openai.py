@@ -287,3 +287,75 @@ async def test_structured_mode_uses_response_format_and_decodes_calls(replay: An
         {"_tool": "calculate", "expression": "6*7"}
     ]
     assert second[-1] == {"role": "user", "content": "Tool calculate result: 42"}
+
+
+async def test_every_kind_of_failed_call_reaches_the_model_marked_as_an_error(
+    replay: Any,
+) -> None:
+    from callwright import ToolError
+    from callwright.call import Cancelled, Denied, Interrupted
+    from callwright.messages import AssistantMessage, ToolCallPart, ToolResultMessage
+
+    @tool
+    def read_file(path: str) -> str:
+        """Read a file."""
+        raise ToolError(f"no file named {path!r} in the sandbox")
+
+    @tool(timeout=0.05)
+    async def slow() -> str:
+        """Take too long."""
+        await asyncio.sleep(5)
+        return "late"
+
+    replay.sse(
+        [
+            tc(0, id="c_fail", name="read_file", args='{"path": "x"}'),
+            tc(1, id="c_missing", name="nope", args="{}"),
+            tc(2, id="c_args", name="read_file", args='{"path": 3}'),
+            tc(3, id="c_slow", name="slow", args="{}"),
+            chunk({}, "tool_calls"),
+        ]
+    )
+    replay.sse([chunk({"content": "Sorry."}, "stop")])
+    # cancelled, denied and interrupted calls as a paused or recovered run's history has them
+    earlier = AssistantMessage(
+        tool_calls=[ToolCallPart(i, "read_file", {"path": "y"}) for i in ("h1", "h2", "h3")]
+    )
+    history = [
+        UserMessage("first"),
+        earlier,
+        ToolResultMessage("h1", "read_file", Cancelled().model_text(), True),
+        ToolResultMessage("h2", "read_file", Denied("not today").model_text(), True),
+        ToolResultMessage("h3", "read_file", Interrupted().model_text(), True),
+        UserMessage("read x"),
+    ]
+    agent = Agent(model(replay), [read_file, slow])
+    await agent.run(history)
+    sent = {
+        m["tool_call_id"]: m["content"]
+        for m in replay.requests[1]["json"]["messages"]
+        if m["role"] == "tool"
+    }
+    assert sent["c_fail"] == "Error: no file named 'x' in the sandbox"
+    assert sent["c_missing"].startswith("Error: Tool not found: nope.")
+    assert sent["c_args"].startswith("Error: Invalid arguments: ")
+    assert sent["c_slow"] == "Error: Timed out after 0.05 seconds."
+    assert sent["h1"] == "Error: Cancelled"
+    assert sent["h2"] == "Error: Tool call denied: not today"
+    assert sent["h3"].startswith("Error: Interrupted: the server stopped")
+
+
+async def test_structured_mode_marks_a_failed_call(replay: Any) -> None:
+    from callwright import ToolError
+
+    @tool
+    def read_file(path: str) -> str:
+        """Read a file."""
+        raise ToolError("no such file")
+
+    doc = json.dumps({"meta": {}, "calls": [{"_tool": "read_file", "path": "x"}], "output": None})
+    replay.sse([chunk({"content": doc}, "stop")])
+    replay.sse([chunk({"content": '{"meta": {}, "calls": [], "output": "gone"}'}, "stop")])
+    await Agent(model(replay, mode="structured"), [read_file]).run("read x")
+    last = replay.requests[1]["json"]["messages"][-1]
+    assert last == {"role": "user", "content": "Tool read_file error: no such file"}

@@ -6,9 +6,14 @@ deltas, when ``thinking_budget`` turns extended thinking on) and ``tool_use``
 and ``message_delta`` carry the usage. Native tool calling only: Claude has it
 everywhere, so the structured mode would add nothing.
 
-Known limit: the run's messages keep reasoning as text without Anthropic's
-signature, so thinking blocks are not sent back in later turns; with extended
-thinking and tool use across turns Anthropic may ask for them.
+With extended thinking and tools, Anthropic wants the turn's ``thinking`` blocks
+(with their ``signature``) and ``redacted_thinking`` blocks back unchanged when the
+conversation continues after a tool call: the decoder rebuilds each whole block
+and hands them over on the ``FinishPart``, the run keeps it on the assistant
+message (``provider_blocks["anthropic"]``, journal included), and the request
+builder puts those blocks first in that assistant turn, as the API returned them.
+
+A failed call's ``tool_result`` carries ``is_error: true``.
 
 The ``anthropic`` package is the optional extra ``callwright[anthropic]``: this module
 imports it for the type checker only and inside ``_make_client`` (see ``_provider``),
@@ -170,6 +175,8 @@ class EventDecoder:
         self.calls: dict[int, str] = {}
         """Block index -> tool-use id, for the ``tool_use`` blocks."""
         self.open_calls: list[str] = []
+        self.thinking: dict[int, dict[str, Any]] = {}
+        """Block index -> a ``thinking`` or ``redacted_thinking`` block, rebuilt whole."""
         self.usage = Usage(requests=1)
         self.stop_reason: str | None = None
 
@@ -210,8 +217,15 @@ class EventDecoder:
                 return out
             case "text" if block.text:
                 return [TextPart(block.text)]
-            case "thinking" if block.thinking:
-                return [ReasoningPart(block.thinking)]
+            case "thinking":
+                self.thinking[index] = {
+                    "type": "thinking",
+                    "thinking": block.thinking or "",
+                    "signature": block.signature or "",
+                }
+                return [ReasoningPart(block.thinking)] if block.thinking else []
+            case "redacted_thinking":
+                self.thinking[index] = {"type": "redacted_thinking", "data": block.data}
         return []
 
     def _delta(self, index: int, delta: RawContentBlockDelta) -> list[ModelEvent]:
@@ -219,18 +233,23 @@ class EventDecoder:
             case "text_delta" if delta.text:
                 return [TextPart(delta.text)]
             case "thinking_delta" if delta.thinking:
+                if index in self.thinking:
+                    self.thinking[index]["thinking"] += delta.thinking
                 return [ReasoningPart(delta.thinking)]
+            case "signature_delta" if index in self.thinking:
+                self.thinking[index]["signature"] += delta.signature
             case "input_json_delta":
                 call_id = self.calls.get(index)
                 if call_id is not None and delta.partial_json:
                     return [ToolCallDeltaPart(call_id, delta.partial_json)]
-        return []  # signature and citation deltas have no place in the event stream
+        return []  # citation deltas have no place in the event stream
 
     def finish(self) -> list[ModelEvent]:
         out: list[ModelEvent] = [ToolCallEndPart(call_id) for call_id in self.open_calls]
         self.open_calls.clear()
         reason = STOP_REASONS.get(self.stop_reason or "end_turn", "other")
-        out.append(FinishPart(reason, self.usage))
+        blocks = [self.thinking[i] for i in sorted(self.thinking)]
+        out.append(FinishPart(reason, self.usage, {ANTHROPIC.name: blocks} if blocks else {}))
         return out
 
 
@@ -268,7 +287,7 @@ def anthropic_messages(
         elif isinstance(m, UserMessage):
             add("user", [{"type": "text", "text": m.content}])
         elif isinstance(m, AssistantMessage):
-            blocks: list[ContentBlockParam] = []
+            blocks: list[ContentBlockParam] = _provider_blocks(m)
             if m.text:
                 blocks.append({"type": "text", "text": m.text})
             blocks += [
@@ -286,6 +305,13 @@ def anthropic_messages(
                 result["is_error"] = True
             add("user", [result])
     return "\n\n".join(system), [_turn(role, blocks) for role, blocks in turns]
+
+
+def _provider_blocks(message: AssistantMessage) -> list[ContentBlockParam]:
+    """The turn's thinking blocks as Anthropic sent them; the API checks their signatures,
+    so they go back as they were (the SDK's request types describe the same shapes)."""
+    blocks: list[Any] = [dict(b) for b in message.provider_blocks.get(ANTHROPIC.name, ())]
+    return blocks
 
 
 def _turn(role: Literal["user", "assistant"], blocks: list[ContentBlockParam]) -> MessageParam:

@@ -98,6 +98,11 @@ class FinishPart:
     reason: str = "stop"
     """``stop``, ``tool-calls``, ``length``, ``content-filter``, ``error`` or ``other``."""
     usage: Usage = field(default_factory=Usage)
+    provider_blocks: dict[str, list[dict[str, Any]]] = field(default_factory=dict, compare=False)
+    """Whole blocks the provider needs back unchanged in the next request, by provider
+    name (Anthropic's signed ``thinking`` and ``redacted_thinking``); the run keeps them
+    on the assistant message, and only that provider's adapter sends them back. Opaque
+    payload, not part of what a finish is, so equality leaves it out."""
 
 
 @dataclass(slots=True)

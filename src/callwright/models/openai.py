@@ -11,6 +11,12 @@ name in every chunk, some omit the index, some stream reasoning as
 ``reasoning_content`` (llama.cpp, DeepSeek) or ``reasoning`` (vLLM, OpenRouter),
 some send usage only when asked with ``stream_options``.
 
+A failed call (it raised, was not found, had invalid arguments, timed out, was
+cancelled, denied or interrupted) reaches the model as a tool message whose content
+is ``ERROR_PREFIX`` followed by the result's text, e.g. ``Error: no file named 'x'``:
+Chat Completions has no error flag on tool messages, and one prefix for every kind
+of failure is what the model can learn to read (openai-agents does the same).
+
 The ``openai`` package is the optional extra ``callwright[openai]``: this module imports
 it for the type checker only and inside ``_make_client`` (see ``_provider``), so it
 imports without it; ``OpenAIModel()`` then raises an ``ImportError`` naming the extra.
@@ -65,6 +71,9 @@ FINISH_REASONS = {
     "length": "length",
     "content_filter": "content-filter",
 }
+
+ERROR_PREFIX = "Error: "
+"""What starts the content of a failed call's tool message (native mode)."""
 
 OPENAI = Provider(
     "openai", "OpenAI", "OPENAI_API_KEY", "OPENAI_BASE_URL", keyless_with_base_url=True
@@ -323,5 +332,10 @@ def chat_messages(
                 ]
             out.append(message)
         elif isinstance(m, ToolResultMessage):
-            out.append({"role": "tool", "tool_call_id": m.call_id, "content": m.content})
+            out.append({"role": "tool", "tool_call_id": m.call_id, "content": tool_text(m)})
     return out
+
+
+def tool_text(result: ToolResultMessage) -> str:
+    """A tool message's content: an error result is marked with ``ERROR_PREFIX``."""
+    return ERROR_PREFIX + result.content if result.is_error else result.content

@@ -152,6 +152,7 @@ class ModelTurn:
         self._open_text: str | None = None
         self._open_reasoning: str | None = None
         self._segments = 0
+        self._blocks: dict[str, list[dict[str, Any]]] = {}
 
     async def events(self) -> AsyncIterator[Event]:
         cancel = self._request.cancel
@@ -186,6 +187,7 @@ class ModelTurn:
             [ToolCallPart(c.id, c.tool_name, c.raw_arguments) for c in calls],
             "".join(self._reasoning),
             self.message_id,
+            self._blocks,
         )
 
     def _on_args(self, part: ToolCallDeltaPart) -> Event:
@@ -205,6 +207,7 @@ class ModelTurn:
         if isinstance(part, ToolCallEndPart):
             return [self._complete_input(self._calls[part.call_id])]
         if isinstance(part, FinishPart):
+            self._blocks = part.provider_blocks or self._blocks
             self.outcome.usage, self.outcome.finish = part.usage, part.reason
         elif isinstance(part, ErrorPart):
             self.outcome.error = RunError(part.message, part.code)
