@@ -86,6 +86,14 @@ async function aguiScenarios(mod) {
     interleaved: simple("interleaved"),
     deploy: simple("deploy"),
     fail: simple("fail"),
+    // the failed call comes back in the client's history of the next run
+    fail_recap: async () => {
+      const agent = newAgent("fail");
+      const first = await run(agent);
+      agent.addMessage({ id: `u_${uid()}`, role: "user", content: "recap" });
+      const second = await run(agent);
+      return report(agent, [first, second]);
+    },
     badargs: simple("badargs"),
     crash: simple("crash"),
     color: async () => {
@@ -246,6 +254,12 @@ async function aiScenarios(mod, major) {
     research: simple("research"),
     deploy: simple("deploy"),
     fail: simple("fail"),
+    fail_recap: async () => {
+      const ctx = newChat();
+      await send(ctx, "fail");
+      await send(ctx, "recap", (c) => lastText(c).includes("Recap:"));
+      return report(ctx);
+    },
     badargs: simple("badargs"),
     crash: simple("crash", () => false),
     color: async () => {

@@ -155,13 +155,18 @@ def script(request: ModelRequest) -> list[Any]:
     user = messages[last_user]
     assert isinstance(user, UserMessage)
     since = messages[last_user + 1 :]
+    if user.content == "recap":  # what the client's history told the model of earlier calls
+        return [f"Recap: {_seen(messages)}"]
     if not since:
         return _first_turn(user.content.split()[0] if user.content.split() else "")
-    results = [m for m in since if isinstance(m, ToolResultMessage)]
-    seen = "; ".join(
+    return [f"Done: {_seen(since)}"]
+
+
+def _seen(messages: list[Any]) -> str:
+    results = [m for m in messages if isinstance(m, ToolResultMessage)]
+    return "; ".join(
         f"{r.tool_name}={r.content}" + (" (error)" if r.is_error else "") for r in results
     )
-    return [f"Done: {seen}"]
 
 
 # A front-end tool the server declares (no code): the AI SDK's usual way, as useChat

@@ -162,6 +162,14 @@ class TestAGUIClients:
         assert texts(r["messages"], "assistant")[-1] == "Done: explode=boom (error)"
         assert r["printed"] == []
 
+    def test_a_failed_call_stays_an_error_in_the_next_request(self, js: Any, client: str) -> None:
+        r = scenario(js, client, "fail_recap")
+        for run in r["runs"]:
+            finished_cleanly(run)
+        # the scripted model's answer is what its request held: the client's history
+        assert texts(r["messages"], "assistant")[-1] == "Recap: explode=boom (error)"
+        assert r["printed"] == []
+
     def test_invalid_arguments(self, js: Any, client: str) -> None:
         r = scenario(js, client, "badargs")
         finished_cleanly(r["runs"][0])
@@ -403,6 +411,12 @@ class TestAISDKClients:
         assert part["state"] == "output-error"
         assert part["errorText"] == "boom"
         assert final_text(assistant(r)) == "Done: explode=boom (error)"
+
+    def test_a_failed_call_stays_an_error_in_the_next_request(self, js: Any, client: str) -> None:
+        r = scenario(js, client, "fail_recap")
+        ok(r)
+        # the scripted model's answer is what its request held: the client's history
+        assert final_text(assistant(r)) == "Recap: explode=boom (error)"
 
     def test_invalid_arguments(self, js: Any, client: str) -> None:
         r = scenario(js, client, "badargs")
