@@ -104,6 +104,14 @@ async function aguiScenarios(mod) {
       const second = await run(agent, { tools: [pickColor] });
       return report(agent, [first, second]);
     },
+    blocked: async () => {
+      const agent = newAgent("blocked");
+      const first = await run(agent, { tools: [pickColor] });
+      const call = agent.messages.flatMap((m) => m.toolCalls ?? []).find((c) => c.function.name === "pick_color");
+      agent.addMessage({ id: `tool_${uid()}`, role: "tool", toolCallId: call.id, content: "\"Oslo\"" });
+      const second = await run(agent, { tools: [pickColor] });
+      return report(agent, [first, second]);
+    },
     approve: async () => approval({ approved: true }),
     approve_edit: async () => approval({ approved: true, arguments: { path: "/tmp/other.txt" } }),
     deny: async () => approval({ approved: false, reason: "not today" }),

@@ -125,6 +125,11 @@ def _first_turn(scenario: str) -> list[Any]:
             call("weather", {"city": "Rome"}, id=_id()),
         ],
         "color": [call("pick_color", {"options": ["red", "blue"]}, id=_id())],
+        # a server call that reads what the front-end tool will write: it waits for it
+        "blocked": [
+            call("pick_color", {"options": ["red"], "_outputPath": "†state.color"}, id=_id()),
+            call("weather", {"city": "†state.color"}, id=_id()),
+        ],
         "interleaved": _interleaved(),
         "mixed": [
             call("weather", {"city": "Paris"}, id=_id()),

@@ -200,6 +200,28 @@ class TestAGUIClients:
         assert texts(r["messages"], "assistant")[-1] == "Done: pick_color=blue"
         assert r["printed"] == []
 
+    def test_a_call_waiting_for_a_front_end_tool_is_not_the_clients(
+        self, js: Any, client: str
+    ) -> None:
+        r = scenario(js, client, "blocked")
+        first, second = r["runs"]
+        finished = finished_cleanly(first)
+        starts = [e for e in first["events"] if e["type"] == "TOOL_CALL_START"]
+        color, weather = (e["toolCallId"] for e in starts)
+        assert not any(e["type"] == "TOOL_CALL_RESULT" for e in first["events"])
+        if client == "agui1":  # only the front end's call: the other one is the server's
+            assert finished["outcome"] == {"type": "success", "pendingToolCallIds": [color]}
+            assert first["finished"]["pendingToolCallIds"] == [color]
+        else:
+            assert "outcome" not in finished
+        # the client's answer is written where the waiting call reads it, then it runs
+        finished_cleanly(second)
+        results = [e for e in second["events"] if e["type"] == "TOOL_CALL_RESULT"]
+        assert [e["toolCallId"] for e in results] == [weather]
+        assert json.loads(results[0]["content"])["city"] == "Oslo"
+        assert r["state"]["color"] == "Oslo"
+        assert r["printed"] == []
+
     @pytest.mark.parametrize(
         ("name", "answer"),
         [

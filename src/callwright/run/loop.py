@@ -227,6 +227,8 @@ class Run(Generic[DepsT, OutputT]):
 
     async def _resume(self, end: _Ending) -> AsyncIterator[Event]:
         """Settle the calls left open by the previous run (decisions, client results)."""
+        for delta in resume.client_writes(self.messages, self.toolbox, self.scope.state):
+            yield delta
         calls = resume.open_calls(self.messages, self.toolbox)
         if not calls:
             return

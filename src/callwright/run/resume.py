@@ -7,9 +7,20 @@ import json
 from collections.abc import Mapping
 
 from .. import acts
-from ..call import ArgumentBuffer, Call, CallState, Decision, Skipped, ToolError, split_meta
+from ..call import (
+    ArgumentBuffer,
+    Call,
+    CallState,
+    Decision,
+    Skipped,
+    ToolError,
+    ToolResult,
+    split_meta,
+)
 from ..elicitation import InputAnswer
+from ..events import StateDelta
 from ..messages import AssistantMessage, Message, ToolResultMessage
+from ..state import RunState
 from ..toolbox import Toolbox
 
 
@@ -72,6 +83,36 @@ def open_calls(messages: list[Message], toolbox: Toolbox) -> list[Call]:
                 call.fail(exc)
         calls.append(call)
     return calls
+
+
+def client_writes(messages: list[Message], toolbox: Toolbox, state: RunState) -> list[StateDelta]:
+    """Store the front end's results at their calls' ``_outputPath``, as a server tool's
+    result would have been, before the open calls run: a call of the same step that
+    reads that path (``†state.x``) waited for exactly this value.
+
+    Only the last assistant message's front-end calls count, and only results the run
+    has not yet answered with a later model turn, so a result is written once.
+    """
+    index = last_assistant_index(messages)
+    if index < 0:
+        return []
+    message = messages[index]
+    assert isinstance(message, AssistantMessage)
+    results = {m.call_id: m for m in messages[index + 1 :] if isinstance(m, ToolResultMessage)}
+    deltas: list[StateDelta] = []
+    for i, part in enumerate(message.tool_calls):
+        tool, result = toolbox.get(part.name), results.get(part.id)
+        if tool is None or not tool.client or result is None or result.is_error:
+            continue
+        call = Call(part.id, part.name, i, tool, CallState.OUTPUT_AVAILABLE)
+        call.arguments, call.meta = split_meta(part.arguments)
+        try:
+            content = json.loads(result.content)
+        except ValueError:  # a front end may answer with plain text
+            content = result.content
+        call.result = ToolResult(content)
+        deltas += acts.after_result(call, state)
+    return deltas
 
 
 def result_messages(calls: list[Call]) -> list[ToolResultMessage]:
