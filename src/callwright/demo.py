@@ -80,8 +80,9 @@ _FUNCTIONS: dict[str, Callable[..., Any]] = {
 }
 _CONSTANTS = {"pi": math.pi, "e": math.e}
 _NAMES = "|".join(sorted([*_FUNCTIONS, *_CONSTANTS], key=len, reverse=True))
-EXPRESSION_PATTERN = rf"^([0-9\s.+\-*/%()^,]|{_NAMES})+$"
-"""What an expression may hold: the shape a small model's arguments are held to."""
+EXPRESSION_PATTERN = rf"^([0-9 .+\-*/%()^,]|{_NAMES})+$"
+"""What an expression may hold: the shape a small model's arguments are held to (no
+``\\s`` or ``\\w`` classes: llama.cpp's schema-to-grammar converter drops such patterns)."""
 MAX_LENGTH = 500
 """The longest expression accepted, in characters."""
 MAX_DEPTH = 250
@@ -224,7 +225,7 @@ def current_time(
 # --- files in the sandbox ------------------------------------------------------------------
 
 MAX_FILE_BYTES = 100_000
-PATH_PATTERN = r"^[\w\-.]*[./][\w\-./]*$"
+PATH_PATTERN = r"^[A-Za-z0-9_\-.]*[./][A-Za-z0-9_\-./]*$"
 """A file name with an extension or a folder part, no spaces: with this shape, a small
 model copies the name from the request instead of a word around it."""
 _log = logging.getLogger(__name__)
