@@ -104,6 +104,11 @@ async function aguiScenarios(mod) {
       const second = await run(agent, { tools: [pickColor] });
       return report(agent, [first, second]);
     },
+    context: async () => {
+      const agent = newAgent("context");
+      const context = [{ description: "locale", value: "fr-FR" }];
+      return report(agent, [await run(agent, { context })]);
+    },
     blocked: async () => {
       const agent = newAgent("blocked");
       const first = await run(agent, { tools: [pickColor] });

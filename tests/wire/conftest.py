@@ -20,7 +20,7 @@ import httpx
 import pytest
 
 from callwright import Agent, Tool, ToolContext, tool
-from callwright.messages import ToolResultMessage, UserMessage
+from callwright.messages import SystemMessage, ToolResultMessage, UserMessage
 from callwright.models import (
     ErrorPart,
     ModelRequest,
@@ -162,6 +162,9 @@ def script(request: ModelRequest) -> list[Any]:
     since = messages[last_user + 1 :]
     if user.content == "recap":  # what the client's history told the model of earlier calls
         return [f"Recap: {_seen(messages)}"]
+    if user.content == "context":  # what the model was shown besides the conversation
+        shown = [m.content for m in messages if isinstance(m, SystemMessage)]
+        return [f"Shown: {' | '.join(shown)}"]
     if not since:
         return _first_turn(user.content.split()[0] if user.content.split() else "")
     return [f"Done: {_seen(since)}"]

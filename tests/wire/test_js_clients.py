@@ -200,6 +200,16 @@ class TestAGUIClients:
         assert texts(r["messages"], "assistant")[-1] == "Done: pick_color=blue"
         assert r["printed"] == []
 
+    def test_context_reaches_the_model_and_usage_the_client(self, js: Any, client: str) -> None:
+        r = scenario(js, client, "context")
+        finished = finished_cleanly(r["runs"][0])
+        assert texts(r["messages"], "assistant")[-1] == (
+            "Shown: Context from the application:\n- locale: fr-FR"
+        )
+        # usage[] on RUN_FINISHED: both clients' schemas declare it (0.0.59 included)
+        assert finished["usage"] == [{"inputTokens": 10, "outputTokens": 5, "totalTokens": 15}]
+        assert r["printed"] == []
+
     def test_a_call_waiting_for_a_front_end_tool_is_not_the_clients(
         self, js: Any, client: str
     ) -> None:
