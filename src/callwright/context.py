@@ -145,6 +145,10 @@ class RunScope(Generic[DepsT]):
     trace: RunTrace | None = None
     """The run's tracing, None when tracing is off: the executor starts each call's task
     in the context it gives, where the call's span is current."""
+    forwarded_props: dict[str, Any] = field(default_factory=dict)
+    """What the front end forwarded with the request (AG-UI ``forwardedProps``) for the
+    agent's code, never shown to the model; empty when it sent none. The server fills
+    it in when it starts the run."""
 
     def child_depth(self, name: str) -> int:
         """The depth of a sub-run started from this scope; refuses one past the limit."""
@@ -188,6 +192,11 @@ class ToolContext(Generic[DepsT]):
     def deps(self) -> DepsT | None:
         """The user's dependencies for this run."""
         return self.run.deps if self.run is not None else None
+
+    @property
+    def forwarded_props(self) -> dict[str, Any]:
+        """What the front end forwarded with the request (AG-UI ``forwardedProps``)."""
+        return self.run.forwarded_props if self.run is not None else {}
 
     @property
     def state(self) -> RunState | None:

@@ -109,6 +109,10 @@ async function aguiScenarios(mod) {
       const context = [{ description: "locale", value: "fr-FR" }];
       return report(agent, [await run(agent, { context })]);
     },
+    props: async () => {
+      const agent = newAgent("props");
+      return report(agent, [await run(agent, { forwardedProps: { tenant: "acme" } })]);
+    },
     blocked: async () => {
       const agent = newAgent("blocked");
       const first = await run(agent, { tools: [pickColor] });

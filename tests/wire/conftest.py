@@ -93,6 +93,12 @@ async def wait_for_cancel(ctx: ToolContext) -> str:
     return "cancelled"
 
 
+@tool
+def forwarded(ctx: ToolContext) -> dict[str, Any]:
+    """What the front end forwarded with the request."""
+    return ctx.forwarded_props
+
+
 def _id() -> str:
     return f"call_{uuid.uuid4().hex[:10]}"
 
@@ -144,6 +150,7 @@ def _first_turn(scenario: str) -> list[Any]:
         ],
         "deploy": [call("deploy", {"env": "prod"}, id=_id())],
         "fail": [call("explode", {}, id=_id())],
+        "props": [call("forwarded", {}, id=_id())],
         "badargs": [call("weather", '{"city": ', id=_id())],
         "slow": [call("wait_for_cancel", {}, id=_id())],
         "ask": [call("ask_user", {"question": "Proceed?"}, id=_id())],
@@ -210,7 +217,7 @@ def summarizer_script(request: ModelRequest) -> list[Any]:
 
 def make_agent() -> Agent:
     model = ScriptedModel(script, split_text=True)
-    tools = [weather, delete_file, deploy, staged, explode, wait_for_cancel, ask_user]
+    tools = [weather, delete_file, deploy, staged, explode, wait_for_cancel, ask_user, forwarded]
     agent = Agent(model, tools, cancel_grace=2)
     agent.toolbox.add(Tool.from_schema(SUMMARIZE))
     agent.toolbox.add_delegate("summarizer", Agent(ScriptedModel(summarizer_script), [weather]))

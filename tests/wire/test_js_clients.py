@@ -210,6 +210,12 @@ class TestAGUIClients:
         assert finished["usage"] == [{"inputTokens": 10, "outputTokens": 5, "totalTokens": 15}]
         assert r["printed"] == []
 
+    def test_forwarded_props_reach_the_tools(self, js: Any, client: str) -> None:
+        r = scenario(js, client, "props")
+        finished_cleanly(r["runs"][0])
+        assert json.loads(texts(r["messages"], "tool")[0]) == {"tenant": "acme"}
+        assert r["printed"] == []
+
     def test_a_call_waiting_for_a_front_end_tool_is_not_the_clients(
         self, js: Any, client: str
     ) -> None:

@@ -241,6 +241,7 @@ class Endpoints(Generic[DepsT]):
         except BaseException:
             lease.release()
             raise
+        run.scope.forwarded_props.update(run_input.forwarded_props)
         ledger = OwnedLedger(self.ledger, caller.principal, run.thread_id)
         stream = RunStream(run, encoder, ledger, recorder)
         stream.stream_headers.update(self._headers(request))

@@ -119,6 +119,9 @@ def decode_request(body: Any) -> RunInput:
         run_id=optional_id(body.get("runId"), "runId"),
         thread_id=optional_id(body.get("threadId"), "threadId"),
     )
+    props = body.get("forwardedProps")
+    if props is not None and not isinstance(props, dict):
+        raise WireError("RunAgentInput.forwardedProps must be an object", "invalid_request")
 
 
 def wants_protocol_1(body: Any) -> bool:
@@ -126,6 +129,7 @@ def wants_protocol_1(body: Any) -> bool:
     fields). Clients before 1.0 send no version at all."""
     version = body.get("protocolVersion") if isinstance(body, dict) else None
     major = major_version(version) if isinstance(version, str) else None
+        forwarded_props=props or {},
     return major is not None and major >= 1
 
 
