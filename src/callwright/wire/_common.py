@@ -108,10 +108,10 @@ class RunInput:
     state: dict[str, Any] | None = None
     run_id: str | None = None
     thread_id: str | None = None
-
-
     forwarded_props: dict[str, Any] = field(default_factory=dict)
     """AG-UI ``forwardedProps``: handed to the agent's code as ``ToolContext.forwarded_props``."""
+
+
 def client_tools_from(definitions: Any, where: str) -> list[Tool]:
     """``[{name, description, parameters}]`` (AG-UI ``tools``, our AI SDK ``tools``) -> tools."""
     if definitions is None:

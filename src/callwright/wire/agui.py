@@ -111,6 +111,9 @@ def decode_request(body: Any) -> RunInput:
     state = body.get("state")
     if state is not None and not isinstance(state, dict):
         raise WireError("RunAgentInput.state must be an object", "invalid_request")
+    props = body.get("forwardedProps")
+    if props is not None and not isinstance(props, dict):
+        raise WireError("RunAgentInput.forwardedProps must be an object", "invalid_request")
     return RunInput(
         messages=messages,
         client_tools=client_tools_from(body.get("tools"), "RunAgentInput.tools"),
@@ -118,10 +121,8 @@ def decode_request(body: Any) -> RunInput:
         state=state,
         run_id=optional_id(body.get("runId"), "runId"),
         thread_id=optional_id(body.get("threadId"), "threadId"),
+        forwarded_props=props or {},
     )
-    props = body.get("forwardedProps")
-    if props is not None and not isinstance(props, dict):
-        raise WireError("RunAgentInput.forwardedProps must be an object", "invalid_request")
 
 
 def wants_protocol_1(body: Any) -> bool:
@@ -129,7 +130,6 @@ def wants_protocol_1(body: Any) -> bool:
     fields). Clients before 1.0 send no version at all."""
     version = body.get("protocolVersion") if isinstance(body, dict) else None
     major = major_version(version) if isinstance(version, str) else None
-        forwarded_props=props or {},
     return major is not None and major >= 1
 
 
