@@ -89,6 +89,13 @@ class HTTPPeer:
 
 
 @pytest.fixture(scope="session")
+def everything_command() -> list[str]:
+    """How to start server-everything over stdio: ``[node, entry, "stdio"]``."""
+    _need_npm()
+    return [str(NODE), str(EVERYTHING / "index.js"), "stdio"]
+
+
+@pytest.fixture(scope="session")
 def everything_http() -> Iterator[HTTPPeer]:
     _need_npm()
     port = free_port()

@@ -11,8 +11,10 @@ it again, which may finish or ask once more. A parked call nobody answers within
 Which call a question belongs to: on a 2026 connection the SDK asks from inside the
 call's own task, so a context variable says exactly; a 2025 server sends
 ``elicitation/create`` on the session with nothing that names the call, so it goes to
-the one call in flight. With several in flight the question is refused rather than
-shown to the human of another run.
+the one call in flight. With several in flight, the question waits until the others
+have finished (the asking call cannot finish before it is answered); if they do not
+finish in time it is refused, rather than shown to the wrong call or another run's
+human.
 """
 
 from __future__ import annotations
@@ -36,6 +38,9 @@ from ._convert import fraction, progress_text, to_result
 from ._session import why
 
 _ROUTE: ContextVar[Route | None] = ContextVar("callwright_mcp_route", default=None)
+
+ROUTE_POLL = 0.05
+"""Seconds between looks at the calls in flight while a question waits for its caller."""
 
 
 @dataclass(slots=True)
@@ -81,7 +86,7 @@ class Calls:
         self, context: Any, params: types.ElicitRequestParams
     ) -> types.ElicitResult | types.ErrorData:
         """Put the server's question to the call that asked, and wait for the human."""
-        route = _ROUTE.get() or self._sole_route()
+        route = _ROUTE.get() or await self._sole_route()
         if route is None:
             return types.ErrorData(
                 code=types.INVALID_REQUEST,
@@ -97,9 +102,14 @@ class Calls:
         content = answer.content if answer.action == "accept" else None
         return types.ElicitResult(action=answer.action, content=content)
 
-    def _sole_route(self) -> Route | None:
-        waiting = [r for r in self.routes if r.open is None]
-        return waiting[0] if len(waiting) == 1 else None
+    async def _sole_route(self) -> Route | None:
+        """The one call in flight that could have asked, once the others are done."""
+        deadline = asyncio.get_running_loop().time() + self.input_timeout
+        while True:
+            waiting = [r for r in self.routes if r.open is None]
+            if len(waiting) <= 1 or asyncio.get_running_loop().time() > deadline:
+                return waiting[0] if len(waiting) == 1 else None
+            await asyncio.sleep(ROUTE_POLL)
 
     # --- calls -------------------------------------------------------------------------
 

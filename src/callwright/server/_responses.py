@@ -9,7 +9,7 @@ from typing import Any
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
-from ..events import ApprovalRequested, Event
+from ..events import ApprovalRequested, Event, InputRequested
 from ..run import Run
 from ..store import Journal, JournalUnavailable, Recorder
 from ..wire import ApprovalLedger, IssuedApproval, WireError
@@ -69,6 +69,11 @@ class RunStream(Response):
             self.ledger.issue(
                 event.approval_id, IssuedApproval(event.call_id, event.tool_name, event.arguments)
             )
+        elif isinstance(event, InputRequested):  # a tool's question (MCP elicitation)
+            issued = IssuedApproval(
+                event.call_id, event.tool_name, event.arguments, request=event.request
+            )
+            self.ledger.issue(event.request.id, issued)
         return None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:

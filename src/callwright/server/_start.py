@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Generic
 
 from ..call import Decision
 from ..context import DepsT
+from ..elicitation import InputAnswer
 from ..messages import AssistantMessage, Message
 from ..run import Run
 from ..store import Answer, ApprovalSigner, Journal, Recorder, Rejected, begin_journaled
@@ -60,8 +61,15 @@ async def start_run(
     thread_id = run_input.thread_id or f"thread_{uuid.uuid4().hex}"
     claims, messages, toolbox = run_input.claims, run_input.messages, endpoints.agent.toolbox
     if signer is not None:
-        decisions = resolve_signed_claims(
+        # answers to a tool's questions are kept in the ledger even with a signer
+        answers = [c for c in claims if isinstance(c.decision, InputAnswer)]
+        claims = [c for c in claims if not isinstance(c.decision, InputAnswer)]
+        decisions: dict[str, Decision | InputAnswer] = {}
+        decisions |= resolve_signed_claims(
             claims, messages, signer, toolbox, principal=principal, thread_id=thread_id
+        )
+        decisions |= resolve_claims(
+            answers, messages, endpoints.ledger, toolbox, principal=principal, thread_id=thread_id
         )
     else:
         decisions = resolve_claims(
@@ -114,6 +122,13 @@ async def _start_journaled(
     thread_id = run_input.thread_id
     if not thread_id:
         raise WireError("a thread id is required (threadId / id)", "missing_thread_id")
+    if any(isinstance(claim.decision, InputAnswer) for claim in run_input.claims):
+        raise WireError(
+            "answers to a tool's question are not kept in the run journal yet: serve without "
+            "--db to use MCP elicitation",
+            "input_not_journaled",
+            409,
+        )
     answers = [
         Answer(
             "approval",
@@ -124,6 +139,7 @@ async def _start_journaled(
             arguments=claim.decision.arguments,
         )
         for claim in run_input.claims
+        if isinstance(claim.decision, Decision)
     ]
     try:
         return await begin_journaled(
@@ -184,5 +200,7 @@ def resolve_signed_claims(
                 "bad_signature",
                 403,
             )
+        if isinstance(claim.decision, InputAnswer):  # answers to questions go to the ledger
+            raise WireError(f"{claim.approval_id!r} is not an approval", "answer_mismatch", 409)
         decisions[match.id] = checked_edit(claim.decision, match.name, match.arguments, toolbox)
     return decisions

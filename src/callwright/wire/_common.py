@@ -33,6 +33,7 @@ from typing import Any, Protocol
 import pydantic_core
 
 from ..call import Decision, strip_meta
+from ..elicitation import InputAnswer, InputRequest
 from ..messages import AssistantMessage, Message, ToolCallPart
 from ..tool import Tool
 from ..toolbox import Toolbox
@@ -94,7 +95,8 @@ class ApprovalClaim:
     """A decision a client sent for an approval id; ``call_id`` where the protocol names it."""
 
     approval_id: str
-    decision: Decision
+    decision: Decision | InputAnswer
+    """An approval's decision, or the answer to a question the call asked (``inp_`` ids)."""
     call_id: str | None = None
 
 
@@ -151,6 +153,9 @@ class IssuedApproval:
     """Who the run that asked belongs to; only they may answer (None: no users)."""
     thread_id: str | None = None
     """The thread it was asked in; it is answered in that thread only."""
+    request: InputRequest | None = None
+    """Set for a question a running call asked (``InputRequested``) instead of an approval:
+    the question, whose ``state`` stays with the server."""
 
     @property
     def owner(self) -> tuple[str, str | None]:
@@ -236,7 +241,7 @@ def resolve_claims(
     *,
     principal: str | None = None,
     thread_id: str | None = None,
-) -> dict[str, Decision]:
+) -> dict[str, Decision | InputAnswer]:
     """Turn claims into ``Agent.start`` decisions, or refuse the request (409).
 
     An approval issued to another principal or in another thread is refused
@@ -252,7 +257,7 @@ def resolve_claims(
         if isinstance(message, AssistantMessage):
             calls = {part.id: part for part in message.tool_calls}
             break
-    decisions: dict[str, Decision] = {}
+    decisions: dict[str, Decision | InputAnswer] = {}
     redeemed: list[tuple[str, IssuedApproval]] = []
     try:
         for claim in claims:
@@ -267,9 +272,7 @@ def resolve_claims(
                     409,
                 )
             _check_claim(claim, issued, calls.get(issued.call_id), toolbox)
-            decisions[issued.call_id] = checked_edit(
-                claim.decision, issued.tool_name, issued.arguments, toolbox
-            )
+            decisions[issued.call_id] = _answer(claim, issued, toolbox)
     except WireError:
         for approval_id, issued in redeemed:
             ledger.issue(approval_id, issued)
@@ -298,6 +301,24 @@ def _check_claim(
             "approval_mismatch",
             409,
         )
+
+
+def _answer(
+    claim: ApprovalClaim, issued: IssuedApproval, toolbox: Toolbox
+) -> Decision | InputAnswer:
+    """An approval's checked decision, or the answer to the question a call asked, with
+    the question as the server issued it (its state is never the client's)."""
+    decision = claim.decision
+    if isinstance(decision, InputAnswer) != (issued.request is not None):
+        raise WireError(
+            f"{claim.approval_id!r} is answered the wrong way (an approval needs a decision, "
+            "a question an answer)",
+            "answer_mismatch",
+            409,
+        )
+    if isinstance(decision, InputAnswer):
+        return InputAnswer(decision.action, decision.content, issued.request)
+    return checked_edit(decision, issued.tool_name, issued.arguments, toolbox)
 
 
 def checked_edit(

@@ -23,6 +23,12 @@ Choices worth knowing:
   (``id`` = the approval id, ``reason: "tool_call"``, ``toolCallId``, a message,
   and a ``responseSchema`` for ``{approved, reason?, arguments?}``; ``arguments``
   only where the tool allows edits). The next run's ``resume`` answers them.
+* **A tool's question** (MCP elicitation, ``InputRequested``) ends the run with an
+  interrupt too: ``id`` = the question's id (``inp_...``), ``reason:
+  "input_required"``, ``toolCallId``, its message, and the form asked for as the
+  ``responseSchema``. A ``resume`` entry ``{status: "resolved", payload: {...form}}``
+  accepts with the filled-in form; ``{status: "cancelled"}`` cancels, and
+  ``{status: "cancelled", payload: {"action": "decline"}}`` declines.
 * **Protocol versions.** Fields that exist only in AG-UI 1.0 are sent only when
   the request declares ``protocolVersion`` (1.0 clients always do; @ag-ui/client
   0.0.59 does not, and its strict outcome schema rejects unknown keys). A 0.0.59
@@ -46,6 +52,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..call import Decision
+from ..elicitation import InputAnswer, is_input_id
 from ..events import (
     Custom,
     PendingCall,
@@ -92,6 +99,7 @@ __all__ = ["HEADERS", "AGUIEncoder", "decode_messages", "decode_request", "wants
 
 ACTIVITY_TYPE = "tool-activity"
 INTERRUPT_REASON = "tool_call"
+INPUT_REASON = "input_required"
 
 
 # --- request -> run input -------------------------------------------------------------
@@ -218,6 +226,10 @@ def _claims(resume: Any) -> list[ApprovalClaim]:
         if not isinstance(entry, dict) or not isinstance(entry.get("interruptId"), str):
             raise WireError("each resume entry needs an interruptId", "invalid_request")
         status, payload = entry.get("status"), entry.get("payload")
+        interrupt_id = client_id(entry["interruptId"], "interruptId")
+        if is_input_id(interrupt_id):
+            claims.append(ApprovalClaim(interrupt_id, _input_answer(status, payload)))
+            continue
         if status == "cancelled":
             decision = Decision(False, _reason(payload) or "The user cancelled the request.")
         elif status == "resolved":
@@ -226,6 +238,22 @@ def _claims(resume: Any) -> list[ApprovalClaim]:
             raise WireError("resume status must be 'resolved' or 'cancelled'", "invalid_request")
         claims.append(ApprovalClaim(client_id(entry["interruptId"], "interruptId"), decision))
     return claims
+
+
+def _input_answer(status: Any, payload: Any) -> InputAnswer:
+    """An ``input_required`` interrupt's resume entry: resolved with the form accepts;
+    cancelled cancels, or declines with ``payload: {"action": "decline"}``."""
+    if status == "resolved":
+        if not isinstance(payload, dict):
+            raise WireError(
+                "a resolved input_required interrupt needs the filled-in form as its payload",
+                "invalid_request",
+            )
+        return InputAnswer("accept", payload)
+    if status == "cancelled":
+        action = payload.get("action") if isinstance(payload, dict) else None
+        return InputAnswer("decline" if action == "decline" else "cancel")
+    raise WireError("resume status must be 'resolved' or 'cancelled'", "invalid_request")
 
 
 def _decision(payload: Any) -> Decision:
@@ -296,8 +324,10 @@ class AGUIEncoder(SSEEncoder):
 
     def _outcome(self, e: RunFinished) -> Payload | None:
         approvals = [p for p in e.pending if p.kind == "approval" and p.approval_id]
-        if approvals:
-            return {"type": "interrupt", "interrupts": [_interrupt(p) for p in approvals]}
+        questions = [_question(p) for p in e.pending if p.kind == "input" and p.request]
+        if approvals or questions:
+            interrupts = [_interrupt(p) for p in approvals] + questions
+            return {"type": "interrupt", "interrupts": interrupts}
         if not self.protocol_1:
             return None
         if e.status == "cancelled":
@@ -459,6 +489,20 @@ def _interrupt(pending: PendingCall) -> Payload:
         "message": message,
         "toolCallId": pending.call_id,
         "responseSchema": schema,
+    }
+
+
+def _question(pending: PendingCall) -> Payload:
+    """A call's question (MCP elicitation) as an ``input_required`` interrupt."""
+    request = pending.request
+    assert request is not None
+    message = request.message if request.url is None else f"{request.message} ({request.url})"
+    return {
+        "id": request.id,
+        "reason": INPUT_REASON,
+        "message": message,
+        "toolCallId": pending.call_id,
+        "responseSchema": request.schema,
     }
 
 

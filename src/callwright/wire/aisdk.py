@@ -25,6 +25,13 @@ Choices worth knowing:
   tools, or ``tools`` sent in the request body (``[{name, description,
   parameters}]``, an extension: useChat sends none by default). Their parts stay
   ``input-available`` for ``onToolCall`` / ``addToolOutput``.
+* **A tool's question** (MCP elicitation, ``InputRequested``): the call's part stays
+  ``input-available`` (re-sent as such when a resumed call asks again) and a
+  ``data-input-request`` part with id ``input-<toolCallId>`` carries ``{toolCallId,
+  toolName, requestId, message, requestedSchema, url?}``. The page answers like a
+  front-end tool: ``addToolOutput({tool, toolCallId, output: {requestId, action:
+  "accept"|"decline"|"cancel", content?}})``; the resumed run replaces that output
+  with the call's real one.
 * **Progress** is a ``data-tool-progress`` part with id ``progress-<toolCallId>``
   (updated in place; ``data: {toolCallId, toolName, status, text?, fraction?}``);
   partial outputs are ``tool-output-available`` with ``preliminary: true``.
@@ -44,9 +51,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..call import Decision, Denied, to_model_text
+from ..elicitation import InputAnswer, is_input_id
 from ..events import (
     ApprovalRequested,
     Custom,
+    InputRequested,
     ReasoningEnd,
     ReasoningStart,
     RunError,
@@ -216,6 +225,12 @@ def _result(
     if state == "output-available":
         if part.get("preliminary") is True:  # the final output never arrived
             return ToolResultMessage(call_id, name, INTERRUPTED, True)
+        answer = _input_answer(part.get("output"))
+        if answer is not None:  # the page answered the call's question, not the call
+            if claims is None:
+                return ToolResultMessage(call_id, name, NOT_EXECUTED, True)
+            claims.append(ApprovalClaim(answer[0], answer[1], call_id))
+            return None
         return ToolResultMessage(call_id, name, to_model_text(part.get("output")))
     if state == "output-error":
         return ToolResultMessage(call_id, name, str(part.get("errorText") or "Tool failed."), True)
@@ -234,6 +249,22 @@ def _result(
         decision = Decision(approved, _str(approval.get("reason")))
         claims.append(ApprovalClaim(client_id(approval_id, "approval.id"), decision, call_id))
     return None
+
+
+def _input_answer(output: Any) -> tuple[str, InputAnswer] | None:
+    """``{requestId: "inp_...", action, content?}``: an answer to a call's question."""
+    if not isinstance(output, dict):
+        return None
+    request_id = output.get("requestId")
+    if not isinstance(request_id, str) or not is_input_id(request_id):
+        return None
+    action, content = output.get("action"), output.get("content")
+    if action not in ("accept", "decline", "cancel") or not isinstance(content, dict | None):
+        raise WireError(
+            "an answer to a question needs action accept|decline|cancel and an object content",
+            "invalid_request",
+        )
+    return client_id(request_id, "output.requestId"), InputAnswer(action, content)
 
 
 def _text(parts: list[Any]) -> str:
@@ -270,6 +301,7 @@ class AISDKEncoder(SSEEncoder):
         self.message_id = message_id
         self._finish = "stop"
         self._failed_input: set[str] = set()
+        self._announced: set[str] = set()
 
     # run and steps
 
@@ -337,12 +369,40 @@ class AISDKEncoder(SSEEncoder):
 
     @on(ToolCallEnd)
     def _tool_end(self, e: ToolCallEnd) -> Payloads:
+        self._announced.add(e.call_id)
         return {
             "type": "tool-input-available",
             "toolCallId": e.call_id,
             "toolName": e.tool_name,
             "input": e.arguments,
         }
+
+    @on(InputRequested)
+    def _input_request(self, e: InputRequested) -> Payloads:
+        """The question as a data part; a call of an earlier stream is announced again as
+        input-available, so that the page's answer (its output) is not already there."""
+        request = e.request
+        data: Payload = {
+            "toolCallId": e.call_id,
+            "toolName": e.tool_name,
+            "requestId": request.id,
+            "message": request.message,
+            "requestedSchema": request.schema,
+        }
+        if request.url is not None:
+            data["url"] = request.url
+        out: list[Payload] = []
+        if e.call_id not in self._announced:
+            out.append(
+                {
+                    "type": "tool-input-available",
+                    "toolCallId": e.call_id,
+                    "toolName": e.tool_name,
+                    "input": e.arguments,
+                }
+            )
+        out.append({"type": "data-input-request", "id": f"input-{e.call_id}", "data": data})
+        return out
 
     @on(ToolInputError)
     def _tool_input_error(self, e: ToolInputError) -> Payloads:
