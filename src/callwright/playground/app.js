@@ -455,10 +455,14 @@ async function afterRun(run, params) {
   }
   const finished = run.finished;
   if (finished.outcome === "interrupt") {
-    setStatus("waiting", "waiting for your approval");
-    timeline?.waitingForApproval((finished.interrupts ?? []).map((i) => i.toolCallId));
+    const interrupts = finished.interrupts ?? [];
+    const questions = interrupts.some((i) => i.reason === "input_required");
+    setStatus("waiting", questions ? "waiting for your answer" : "waiting for your approval");
+    timeline?.waitingForApproval(interrupts.map((i) => i.toolCallId));
     const resume = [];
-    for (const interrupt of finished.interrupts ?? []) resume.push(await askApproval(interrupt));
+    for (const interrupt of interrupts) {
+      resume.push(await (interrupt.reason === "input_required" ? askInput(interrupt) : askApproval(interrupt)));
+    }
     return { resume };
   }
   const pending = finished.pendingToolCallIds ?? [];
@@ -553,6 +557,97 @@ function askApproval(interrupt) {
     dialog.querySelector(".approve").onclick = () => answer(true);
     dialog.querySelector(".deny").onclick = () => answer(false);
   });
+}
+
+// A tool's question (an MCP server's elicitation): a form made from its JSON Schema (flat,
+// primitive properties: text with a format, numbers, booleans, one or many choices).
+// Submit resolves the interrupt with the form; Decline and Cancel cancel it, Decline
+// with {action: "decline"}.
+function askInput(interrupt) {
+  const schema = interrupt.responseSchema ?? {};
+  const required = new Set(schema.required ?? []);
+  const dialog = el("dialog", "input-request");
+  dialog.append(el("h3", "", "The tool asks you"), el("p", "why", interrupt.message ?? ""));
+  const form = el("form");
+  const read = Object.entries(schema.properties ?? {}).map(([key, prop]) => formField(form, key, prop, required.has(key)));
+  const buttons = el("div", "buttons");
+  const decline = el("button", "decline", "Decline");
+  const cancel = el("button", "cancel", "Cancel");
+  const submit = el("button", "submit primary", "Submit");
+  for (const b of [decline, cancel]) b.type = "button";
+  submit.type = "submit";
+  buttons.append(decline, cancel, submit);
+  form.append(buttons);
+  dialog.append(form);
+  dialog.addEventListener("cancel", (event) => event.preventDefault());
+  document.body.append(dialog);
+  const c = cards.get(interrupt.toolCallId);
+  if (c) setCardState(c, "awaiting-input", "waiting for your answer");
+  return modal(dialog, (finish) => {
+    const answer = (entry, label) => {
+      timeline?.answered(interrupt.toolCallId);
+      if (c) setCardState(c, "running", label);
+      finish({ interruptId: interrupt.id, ...entry });
+      dialog.remove();
+    };
+    form.onsubmit = (event) => {
+      event.preventDefault();
+      if (!form.reportValidity()) return;
+      const payload = {};
+      for (const [key, value] of read.map((f) => f())) if (value !== undefined) payload[key] = value;
+      answer({ status: "resolved", payload }, "answered");
+    };
+    decline.onclick = () => answer({ status: "cancelled", payload: { action: "decline" } }, "declined");
+    cancel.onclick = () => answer({ status: "cancelled" }, "cancelled");
+  });
+}
+
+// One form field; returns a function reading [key, value] (value undefined when left empty).
+function formField(form, key, prop, required) {
+  const id = `field-${uid()}`;
+  const label = el("label", "", `${prop.title ?? key}${required ? " *" : ""}`);
+  label.htmlFor = id;
+  form.append(label);
+  if (prop.description) form.append(el("div", "why", prop.description));
+  const choices = (list) => (list ?? []).map((o) => (typeof o === "object" ? [o.const, o.title ?? o.const] : [o, o]));
+  const options = prop.enum ? choices(prop.enum).map(([v], i) => [v, prop.enumNames?.[i] ?? v]) : choices(prop.oneOf);
+  const many = prop.type === "array" ? choices(prop.items?.enum ?? prop.items?.anyOf ?? prop.items?.oneOf) : [];
+  let input;
+  if (options.length > 0 || many.length > 0) {
+    input = el("select");
+    input.multiple = many.length > 0;
+    for (const [value, text] of many.length > 0 ? many : options) {
+      const option = el("option", "", String(text));
+      option.value = String(value);
+      const chosen = Array.isArray(prop.default) ? prop.default.includes(value) : prop.default === value;
+      option.selected = chosen;
+      input.append(option);
+    }
+  } else {
+    input = el("input");
+    if (prop.type === "boolean") {
+      input.type = "checkbox";
+      input.checked = prop.default === true;
+    } else {
+      const kinds = { email: "email", uri: "url", date: "date", "date-time": "datetime-local" };
+      input.type = prop.type === "number" || prop.type === "integer" ? "number" : (kinds[prop.format] ?? "text");
+      if (prop.type === "integer") input.step = "1";
+      if (prop.type === "number") input.step = "any";
+      for (const bound of ["minimum", "maximum"]) if (prop[bound] !== undefined) input[bound.slice(0, 3)] = String(prop[bound]);
+      if (prop.default !== undefined) input.value = String(prop.default);
+    }
+  }
+  input.id = id;
+  input.name = key;
+  if (required && input.type !== "checkbox") input.required = true;
+  form.append(input);
+  return () => {
+    if (input.type === "checkbox") return [key, input.checked];
+    if (input.multiple) return [key, [...input.selectedOptions].map((o) => o.value)];
+    if (input.value === "") return [key, undefined];
+    if (input.type === "number") return [key, Number(input.value)];
+    return [key, input.value];
+  };
 }
 
 function askConfirmation(args) {
