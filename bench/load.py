@@ -21,6 +21,8 @@ each sees the same machine):
 * peak RSS: the server's ``VmHWM`` (start-up, a warm-up of 20 runs and the load);
 * server CPU µs/event: the server process's CPU time (all its threads) per frame; less
   sensitive than events/s to how much of its core other processes take;
+* server waiting: how long its threads were ready to run but other processes held the
+  core, over the wall time (summed over threads; 0 on an idle machine);
 * client CPU: the client's CPU time over the wall time (near 100 % would mean the client,
   not the server, set the pace).
 
@@ -113,8 +115,9 @@ class Measurement:
     """The server's CPU time per event, in µs: what the load cost it, whatever share of
     its core the rest of the machine left it."""
     server_waiting: float
-    """The share of the wall time the server was ready to run but its core was busy with
-    other processes (a shared machine's noise; 0 on an idle one)."""
+    """How long the server's threads were ready to run but waited for the core, over the
+    wall time: a shared machine's noise (0 on an idle one). Summed over threads, so it
+    passes 100 % when two threads (the loop and a journal writer) wait at once."""
     client_cpu: float
     errors: list[str] = field(default_factory=list)
     """The first few failures, for the log."""
