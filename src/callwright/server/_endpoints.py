@@ -236,7 +236,7 @@ class Endpoints(Generic[DepsT]):
         lease = await self._threads.acquire(caller.principal, run_input.thread_id)
         try:
             run, recorder = await start_run(
-                self, RunRequest(run_input, caller.deps, caller.principal)
+                self, RunRequest(run_input, caller.deps, caller.principal, encoder)
             )
         except BaseException:
             lease.release()

@@ -33,10 +33,9 @@ class RunStream(Response):
     """Streams one run (see ``wire._stream``); journals it when it has a recorder, and
     otherwise remembers the approvals it issues in the ledger.
 
-    With a recorder, the frame that would end the stream if the run never
-    finishes (the server killed mid-run) is kept with the segment, so that a
-    replay of it ends with that error rather than waiting forever; a journal
-    write that fails stops the run with a ``journal_unavailable`` error frame.
+    With a recorder, a journal write that fails stops the run with a
+    ``journal_unavailable`` error frame (the frame that ends a replay of a run
+    that never finishes is kept when the segment begins, see ``_start``).
     """
 
     def __init__(
@@ -54,7 +53,6 @@ class RunStream(Response):
         self.stream_headers = dict(encoder.headers)
         if recorder is not None:
             self.stream_headers[RUN_ID_HEADER] = recorder.segment.request_id
-            recorder.closing = encoder.error(INTERRUPTED, "interrupted") + encoder.close()
             recorder.cut_frame = self._cut_frame
 
     def _cut_frame(self, cap: int) -> bytes:

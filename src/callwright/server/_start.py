@@ -24,7 +24,9 @@ from ..run import Run
 from ..store import Answer, ApprovalSigner, Journal, Recorder, Rejected, begin_journaled
 from ..toolbox import Toolbox, ToolConflict
 from ..wire import ApprovalClaim, RunInput, WireError, resolve_claims
+from ..wire._base import SSEEncoder
 from ..wire._common import checked_edit
+from ._responses import INTERRUPTED
 
 if TYPE_CHECKING:
     from ._endpoints import Endpoints
@@ -40,6 +42,9 @@ class RunRequest(Generic[DepsT]):
     """The run's dependencies (``ToolContext.deps``); None means the agent's own."""
     principal: str | None = None
     """Who sent the request, as the app authenticated them; None when it does not."""
+    encoder: SSEEncoder | None = None
+    """The stream's encoder: with a journal, it makes the frame that ends a replay of
+    the run if the run never finishes (the server killed mid-run)."""
 
 
 async def start_run(
@@ -154,6 +159,7 @@ async def _start_journaled(
             state=run_input.state,
             deps=request.deps,
             principal=request.principal or "",
+            closing=_closing_frame(request.encoder),
         )
     except Rejected as exc:
         raise WireError(exc.message, exc.code, exc.status) from None
@@ -161,6 +167,12 @@ async def _start_journaled(
         raise WireError(
             f"the run journal is unavailable ({exc}); try again later", "journal_unavailable", 503
         ) from None
+
+
+def _closing_frame(encoder: SSEEncoder | None) -> bytes:
+    if encoder is None:
+        return b""
+    return encoder.error(INTERRUPTED, "interrupted") + encoder.close()
 
 
 def resolve_signed_claims(

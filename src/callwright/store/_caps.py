@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field, TypeAdapter
 
 from ..messages import Message, message_to_dict
 from .base import JournalLimits, canonical_json
@@ -66,11 +68,13 @@ def cap_output(output: Any, limits: JournalLimits) -> Any:
     return output
 
 
+_MESSAGE: TypeAdapter[Message] = TypeAdapter(Annotated[Message, Field(discriminator="role")])
+
+
 def message_body(message: Message, limits: JournalLimits) -> str:
-    """The JSON a message is stored as, capped; the cheap length check comes first."""
-    data = message_to_dict(message)
-    body = canonical_json(data)
-    smallest = min(limits.max_text_bytes, limits.max_argument_bytes)
-    if len(body) * 4 > smallest and len(body.encode()) > smallest:
-        body = canonical_json(cap_message(data, limits))
-    return body
+    """The JSON a message is stored as (pydantic's serializer: no key sorting needed,
+    nothing compares bodies), capped when it is larger than a cap."""
+    raw = _MESSAGE.dump_json(message, exclude_none=True)
+    if len(raw) <= min(limits.max_text_bytes, limits.max_argument_bytes):
+        return raw.decode()
+    return canonical_json(cap_message(message_to_dict(message), limits))

@@ -25,7 +25,7 @@ from ..messages import (
     message_from_dict,
 )
 from ..run.resume import last_assistant_index, merge_results
-from ._rows import load_history, write_messages
+from ._rows import append_frame, load_history, write_messages
 from .base import JournalLimits
 
 INTERRUPTED = "the server stopped during the run"
@@ -59,11 +59,7 @@ def settle_run(
             (now, segment),
         )
         if closing:
-            db.execute(
-                'INSERT INTO events SELECT ?, COALESCE(MAX("offset"), 0) + 1, ?, ? '
-                "FROM events WHERE segment = ?",
-                (segment, "RUN_ERROR", closing, segment),
-            )
+            append_frame(db, segment, bytes(closing))
 
 
 def rebuilt_history(

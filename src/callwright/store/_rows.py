@@ -7,7 +7,7 @@ import sqlite3
 from typing import Any
 
 from ..messages import Message, message_from_dict
-from ._caps import cap_message, cap_output, message_body
+from ._caps import cap_output, message_body
 from ._verify import PENDING_COLUMNS, pending_record
 from .base import Answer, JournalLimits, PendingRecord, Rejected, Segment, canonical_json, digest
 
@@ -48,10 +48,43 @@ def write_messages(
 
 
 def append_events(db: sqlite3.Connection, segment: int, events: Any) -> None:
-    """Frames of the segment's event log (empty frames are not kept: nothing was sent)."""
-    rows = [(segment, offset, kind, frame) for offset, kind, frame in events if frame]
-    if rows:
-        db.executemany("INSERT INTO events VALUES (?, ?, ?, ?)", rows)
+    """Frames of the segment's event log, as one chunk row (empty frames are not kept:
+    nothing was sent for them)."""
+    kept = [(offset, frame) for offset, _, frame in events if frame]
+    if not kept:
+        return
+    db.execute(
+        'INSERT INTO events (segment, "first", "last", offsets, lengths, frames) '
+        "VALUES (?, ?, ?, ?, ?, ?)",
+        (
+            segment,
+            kept[0][0],
+            kept[-1][0],
+            ",".join(str(o) for o, _ in kept),
+            ",".join(str(len(f)) for _, f in kept),
+            b"".join(f for _, f in kept),
+        ),
+    )
+
+
+def append_frame(db: sqlite3.Connection, segment: int, frame: bytes) -> None:
+    """One frame after the segment's last (a closing error frame)."""
+    last = db.execute(
+        'SELECT COALESCE(MAX("last"), 0) FROM events WHERE segment = ?', (segment,)
+    ).fetchone()[0]
+    append_events(db, segment, [(int(last) + 1, "", frame)])
+
+
+def split_chunk(offsets: str, lengths: str, frames: bytes) -> list[tuple[int, bytes]]:
+    """A chunk row back into (offset, frame) pairs."""
+    out = []
+    start = 0
+    data = bytes(frames)
+    for offset, length in zip(offsets.split(","), lengths.split(","), strict=True):
+        end = start + int(length)
+        out.append((int(offset), data[start:end]))
+        start = end
+    return out
 
 
 def commit(db: sqlite3.Connection) -> None:
@@ -88,15 +121,6 @@ def check_request_id(
     )
 
 
-def interrupted_run(db: sqlite3.Connection, thread_id: str) -> str | None:
-    row = db.execute(
-        "SELECT id FROM runs WHERE thread_id = ? AND status = 'interrupted' "
-        "ORDER BY created_at DESC LIMIT 1",
-        (thread_id,),
-    ).fetchone()
-    return row[0] if row else None
-
-
 def take_answers(
     db: sqlite3.Connection,
     segment: Segment,
@@ -106,6 +130,8 @@ def take_answers(
     now: float,
 ) -> None:
     """Resolve the answered pending calls and keep each answer as an inbox row."""
+    if not answers:
+        return
     db.executemany(
         "UPDATE pending SET resolved_at = ? WHERE thread_id = ? AND call_id = ?",
         [(now, segment.thread_id, call_id) for call_id in resolved],
@@ -163,19 +189,27 @@ def fence(db: sqlite3.Connection, segment: Segment) -> None:
 def operation_row(
     segment: Segment, row: dict[str, Any], limits: JournalLimits, now: float
 ) -> tuple[Any, ...]:
-    output = row.get("output")
-    if row["name"] == "model" and isinstance(output, dict):
-        output = cap_message(output, limits)
+    """An operation as planned by the recorder: a model call carries its reply
+    (``message``, None when the step is committed with it), a tool call its
+    ``arguments``; the hashes and the stored output are made here, off the loop."""
+    name = row["name"]
+    if name == "model":
+        input_hash = digest([segment.run_id, row.get("step")])
+        message = row.get("message")
+        output = None if message is None else message_body(message, limits)
+    else:
+        input_hash = digest(row.get("arguments") or {})
+        output = None
     return (
         segment.run_id,
         row["seq"],
         segment.seq,
-        row["name"],
+        name,
         row["call_id"],
-        row["input_hash"],
-        f"{segment.run_id}:{row['seq']}:{row['name']}:{row['call_id']}",
+        input_hash,
+        f"{segment.run_id}:{row['seq']}:{name}:{row['call_id']}",
         row["status"],
-        canonical_json(output),
+        output,
         now,
         now if row["status"] == "completed" else None,
         int(bool(row.get("idempotent"))),

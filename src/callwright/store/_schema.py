@@ -3,8 +3,8 @@
 ``PRAGMA user_version`` holds the layout: 0 is an empty file or the first
 layout (no principals, owners or segment ids), 2 is this one. Migrating adds the
 new columns (existing rows belong to the principal ``""``), gives segments an id
-and keys the event log by it; a run id that the first layout let two threads
-share keeps its first segment's events.
+and keys the event log by it (a row per chunk of frames, not per frame); a run id
+that the first layout let two threads share keeps its first segment's events.
 """
 
 from __future__ import annotations
@@ -12,6 +12,9 @@ from __future__ import annotations
 import sqlite3
 
 VERSION = 2
+CACHE_KIB = 32 * 1024
+"""Page cache per connection (SQLite's default, 2 MiB, is smaller than the pages a
+busy server touches between checkpoints: misses become reads)."""
 
 TABLES = """
 CREATE TABLE IF NOT EXISTS threads (
@@ -26,7 +29,7 @@ CREATE INDEX IF NOT EXISTS runs_by_thread ON runs (thread_id, created_at);
 CREATE INDEX IF NOT EXISTS runs_by_status ON runs (status);
 CREATE TABLE IF NOT EXISTS operations (
     run_id TEXT, seq INTEGER, segment INTEGER, name TEXT, call_id TEXT, input_hash TEXT,
-    idempotency_key TEXT UNIQUE, status TEXT, output TEXT, started_at REAL,
+    idempotency_key TEXT, status TEXT, output TEXT, started_at REAL,
     completed_at REAL, idempotent INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (run_id, seq));
 CREATE INDEX IF NOT EXISTS operations_by_call ON operations (run_id, call_id);
 CREATE TABLE IF NOT EXISTS pending (
@@ -42,12 +45,12 @@ V2_TABLES = """
 CREATE TABLE IF NOT EXISTS segments (
     id INTEGER PRIMARY KEY, run_id TEXT NOT NULL, seq INTEGER NOT NULL, request_id TEXT NOT NULL,
     thread_id TEXT NOT NULL, principal TEXT NOT NULL DEFAULT '', dedup_key TEXT UNIQUE,
-    status TEXT, owner TEXT, closing BLOB, log_bytes INTEGER NOT NULL DEFAULT 0,
-    log_cut INTEGER NOT NULL DEFAULT 0, purged INTEGER NOT NULL DEFAULT 0,
+    status TEXT, owner TEXT, closing BLOB, purged INTEGER NOT NULL DEFAULT 0,
     created_at REAL, closed_at REAL, UNIQUE (run_id, seq), UNIQUE (principal, request_id));
-CREATE INDEX IF NOT EXISTS segments_by_status ON segments (status, closed_at);
+CREATE INDEX IF NOT EXISTS segments_to_purge ON segments (closed_at) WHERE purged = 0;
 CREATE TABLE IF NOT EXISTS events (
-    segment INTEGER, "offset" INTEGER, type TEXT, frame BLOB, PRIMARY KEY (segment, "offset"));
+    segment INTEGER, "first" INTEGER, "last" INTEGER, offsets TEXT, lengths TEXT, frames BLOB,
+    PRIMARY KEY (segment, "first"));
 CREATE TABLE IF NOT EXISTS owners (
     id TEXT PRIMARY KEY, host TEXT, pid INTEGER, started_at REAL, expires_at REAL);
 """
@@ -65,6 +68,7 @@ def connect(path: str, busy_seconds: float) -> sqlite3.Connection:
     """A connection in autocommit mode (transactions are explicit), WAL, short syncs."""
     db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
     db.execute(f"PRAGMA busy_timeout={int(busy_seconds * 1000)}")
+    db.execute(f"PRAGMA cache_size={-CACHE_KIB}")
     return db
 
 
@@ -130,12 +134,9 @@ def _migrate_segments_and_events(db: sqlite3.Connection) -> None:
         "FROM segments_v1 s JOIN runs r ON r.id = s.run_id ORDER BY s.created_at"
     )
     db.execute(
-        'INSERT OR IGNORE INTO events SELECT s.id, e."offset", e.type, e.frame '
-        "FROM events_v1 e JOIN segments s ON s.request_id = e.run_id"
-    )
-    db.execute(
-        "UPDATE segments SET log_bytes = "
-        "(SELECT COALESCE(SUM(LENGTH(frame)), 0) FROM events WHERE segment = segments.id)"
+        'INSERT OR IGNORE INTO events SELECT s.id, e."offset", e."offset", '
+        'CAST(e."offset" AS TEXT), CAST(LENGTH(e.frame) AS TEXT), e.frame '
+        "FROM events_v1 e JOIN segments s ON s.request_id = e.run_id WHERE LENGTH(e.frame) > 0"
     )
     db.execute("DROP TABLE segments_v1")
     db.execute("DROP TABLE events_v1")

@@ -14,12 +14,13 @@ protocol, not a rewrite of the server.
 short transaction, and an implementation is safe to call from any thread. The
 server never calls it on its event loop. Writes go through ``submit``, which
 runs them in order on the journal's own writer thread and groups the writes
-queued at the same moment into one transaction (``batch``); the loop awaits the
-returned future only where the run must not go on before the write is durable
-(a tool's ``started`` row, its outcome, a step's commit). Reads run in a worker
-thread (``asyncio.to_thread``). A slow disk or a locked database therefore
-delays the runs waiting on a write, never the loop or the other streams. The
-synchronous methods stay the library API (tests, scripts, recovery at start-up).
+queued at the same moment into one transaction (``batch``); a segment's writes
+between two durable points travel as one ``group``. The loop awaits a write only
+where the run must not go on before it is durable (a tool's ``started`` row, its
+outcome, the run's end). Reads run in a worker thread (``asyncio.to_thread``). A
+slow disk or a locked database therefore delays the runs waiting on a write,
+never the loop or the other streams. The synchronous methods stay the library
+API (tests, scripts, recovery at start-up).
 
 **Ownership.** Every thread, run, segment, pending call and event log records
 the *principal* that created it (``""`` when the app has no users). A method
@@ -35,7 +36,7 @@ runs whose owner is gone.
 
 from __future__ import annotations
 
-import concurrent.futures
+import asyncio
 import hashlib
 import json
 from collections.abc import Callable
@@ -192,6 +193,7 @@ class Journal(Protocol):
         state: dict[str, Any] | None = None,
         *,
         principal: str = "",
+        closing: bytes = b"",
     ) -> Started:
         """Check the request against the thread and start a segment, atomically.
 
@@ -203,11 +205,9 @@ class Journal(Protocol):
         principal's thread (404), a thread already running (409
         ``thread_busy``), a run id used before (409), or a forged, replayed,
         cross-thread or edited approval, or a result for a call never issued.
+        ``closing`` is the frame that ends a replay of the segment if it never
+        finishes (recovery appends it).
         """
-        ...
-
-    def open_segment(self, segment: Segment, closing: bytes) -> None:
-        """Keep the frame that ends the segment's replay if it never finishes."""
         ...
 
     def next_operation(self, run_id: str) -> int: ...
@@ -270,8 +270,16 @@ class Journal(Protocol):
         call still succeeds or fails whole."""
         ...
 
-    def submit(self, fn: Callable[..., T], /, *args: Any) -> concurrent.futures.Future[T]:
-        """Run ``fn(*args)`` (one of this journal's writes) on its writer thread, in order."""
+    def group(self) -> AbstractContextManager[None]:
+        """The calls made inside succeed or fail together (one call, as ``batch`` sees it)."""
+        ...
+
+    def submit(self, fn: Callable[..., T], /, *args: Any) -> asyncio.Future[T] | None:
+        """Run ``fn(*args)`` (this journal's writes) on its writer thread, in order.
+
+        Called on an event loop: a future resolved on that loop once the write is
+        committed (or failed); elsewhere None.
+        """
         ...
 
     def close(self) -> None: ...

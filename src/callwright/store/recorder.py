@@ -5,14 +5,18 @@ event (and ``StepStarted`` when results of resumed calls are not committed yet).
 Operation rows are written as they happen (a tool's ``started`` row before it
 runs, ``completed`` with its output after), because they are what a restarted
 server reads to tell a finished tool from an interrupted one. Frames for replay
-are buffered and go with those writes (and on their own past a size).
+go with those writes, as one chunk each.
 
 Two modes. Synchronous (``Recorder(journal, started, run)``): every write is a
 call on the journal, as the library API and tests use it. Asynchronous
-(``asynchronous=True``, what the server uses): writes are submitted to the
-journal's writer thread; ``record`` returns an awaitable exactly where the run
-must not go on before the write is durable (a tool's ``started`` row, its
-outcome, a commit), and ``None`` otherwise. A failed write makes that awaitable
+(``asynchronous=True``, what the server uses): writes are held until the next
+*durable point* and then submitted together, as one ``group``, to the journal's
+writer thread. The durable points are a tool's ``started`` row (before the tool
+runs), its outcome (before the run goes on) and the run's end (before the client
+sees it); there ``record`` returns an awaitable, elsewhere ``None``. The
+segment's first frames and its closing frame also go at once (not waited for),
+and held frames go after ``FLUSH_SECONDS`` or ``FLUSH_BYTES`` so that a replay
+in another process follows a long reply. A failed write makes the awaitable
 raise ``JournalUnavailable``: the run stops rather than go on unrecorded, and
 ``finish`` hands the segment back to the journal to settle.
 """
@@ -20,8 +24,9 @@ raise ``JournalUnavailable``: the run stops rather than go on unrecorded, and
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextlib
+import json
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -31,19 +36,27 @@ from ..events import (
     ModelResponse,
     RunError,
     RunFinished,
-    RunStarted,
     StepFinished,
     StepStarted,
     ToolCallResult,
     ToolExecutionStart,
 )
-from ..messages import message_to_dict
-from .base import Journal, JournalUnavailable, PendingRecord, Started, digest
+from .base import Journal, JournalUnavailable, PendingRecord, Started, canonical_json
 
 FLUSH_BYTES = 64 * 1024
-"""Buffered frames past this size are written without waiting for a commit point."""
+"""Held frames past this size are written without waiting for a durable point."""
+FLUSH_SECONDS = 0.5
+"""Held frames older than this are written with the next event."""
 
-_Write = concurrent.futures.Future[Any]
+_Write = tuple[Callable[..., Any], tuple[Any, ...]]
+_Outcome = tuple[str, Any]
+
+
+def apply_writes(journal: Journal, writes: list[_Write]) -> None:
+    """Run on the writer thread: a segment's held writes, all or nothing."""
+    with journal.group():
+        for method, args in writes:
+            method(*args)
 
 
 class Recorder:
@@ -58,22 +71,24 @@ class Recorder:
         """Offsets count this segment's events (one request's stream)."""
         self.op_seq = started.next_operation
         self.status: str | None = None
-        self.closing = b""
-        """The frame that ends a replay of this segment if the run never finishes
-        (set by the server, which knows the wire protocol)."""
         self.cut_frame: Callable[[int], bytes] | None = None
         """Makes the frame that ends the kept event log when it reaches its cap."""
         self.failure: JournalUnavailable | None = None
         self._async = asynchronous
         self._events: list[tuple[int, str, bytes]] = []
         self._buffered = 0
+        self._since = time.monotonic()
         self._log_bytes = 0
         self._log_cut = False
         self._pending: list[PendingRecord] = []
         self._dirty = False
-        self._writes: list[tuple[_Write, tuple[str, Any] | None]] = []
-        self._unwritten: list[tuple[str, Any]] = []
+        self._held: list[_Write] = []
+        self._held_outcomes: list[_Outcome] = []
+        self._unplanned: dict[str, Any] | None = None
+        self._writes: list[tuple[asyncio.Future[Any], list[_Outcome]]] = []
+        self._unwritten: list[_Outcome] = []
         self._idempotent = {t.name for t in getattr(run, "toolbox", ()) if t.idempotent}
+        self._state_text = canonical_json(run.state.data) if hasattr(run, "state") else ""
 
     def record(self, event: Event, frame: bytes = b"") -> Awaitable[None] | None:
         """Journal one event (and the wire frame sent for it).
@@ -81,54 +96,13 @@ class Recorder:
         Asynchronous mode: returns what to await before the run may go on, or None.
         """
         self.offset += 1
-        self._keep(event, frame)
-        if isinstance(event, ModelResponse):
-            self._plan(event)
-        elif isinstance(event, ToolExecutionStart):
-            return self._write(self.journal.mark_operation, event.call_id, "started")
-        elif isinstance(event, ToolCallResult):
-            output = {
-                "state": event.state,
-                "content": event.content,
-                "is_error": event.state != "output-available",
-            }
-            self._dirty = True
-            return self._write(self.journal.mark_operation, event.call_id, "completed", output)
-        elif isinstance(event, ApprovalRequested):
-            self._pending.append(
-                PendingRecord(
-                    self.segment.thread_id,
-                    self.segment.run_id,
-                    event.call_id,
-                    "approval",
-                    event.tool_name,
-                    event.arguments,
-                    event.approval_id,
-                    event.reason_for_call,
-                )
-            )
-        elif isinstance(event, StepFinished) or (isinstance(event, StepStarted) and self._dirty):
-            return self._commit()
-        elif isinstance(event, RunFinished):
-            self._pending.extend(
-                PendingRecord(
-                    self.segment.thread_id,
-                    self.segment.run_id,
-                    p.call_id,
-                    "client",
-                    p.tool_name,
-                    p.arguments,
-                )
-                for p in event.pending
-                if p.kind == "client"
-            )
-            return self._commit(event.status, event.reason)
-        elif isinstance(event, RunError):
-            return self._commit("error", event.message)
-        elif isinstance(event, RunStarted) and self._async and self.closing:
-            self._submit(self.journal.open_segment, (self.segment, self.closing), None)
-        elif self._buffered > FLUSH_BYTES and self._async:
-            self._submit(self.journal.append_events, (self.segment, self._take()), None)
+        if frame:
+            self._keep(event.type, frame)
+        handler = _HANDLERS.get(event.type)
+        if handler is not None:
+            return handler(self, event)
+        if self._async and self._events and self._frames_due():
+            self._flush(frames=True)
         return None
 
     def finish_unrecorded(self, status: str, reason: str) -> None:
@@ -139,24 +113,144 @@ class Recorder:
     async def finish(
         self, status: str = "cancelled", reason: str = "the stream ended early"
     ) -> None:
-        """Asynchronous mode, when the stream is over: close the segment if no last event
-        did, wait for the writes in flight, and hand the segment back to the journal
-        (which settles it if it is still running because a write failed)."""
+        """When the stream is over: close the segment if no last event did, wait for the
+        writes in flight, and hand the segment back to the journal (which settles it if
+        it is still running because a write failed)."""
         if self.status is None and self.failure is None:
-            pending = self._commit(status, reason)
-            if pending is not None:
-                with contextlib.suppress(JournalUnavailable):
-                    await pending
+            with contextlib.suppress(JournalUnavailable):
+                self._commit(status, reason)
+        if self._async and self.failure is None:
+            self._flush(frames=True)
         if self._writes:
             with contextlib.suppress(JournalUnavailable):
-                await self._settle_writes()
+                await self._settle()
         self.journal.release(self.segment, self._unwritten if self.failure else None)
+
+    # --- what each event writes ---------------------------------------------------------
+
+    def _on_model_response(self, event: Event) -> None:
+        assert isinstance(event, ModelResponse)
+        message = event.message
+        rows: list[dict[str, Any]] = [
+            {
+                "seq": self.op_seq,
+                "name": "model",
+                "call_id": message.id,
+                "step": event.step,
+                "status": "completed",
+                "message": message,
+            }
+        ]
+        for i, call in enumerate(message.tool_calls, start=1):
+            rows.append(
+                {
+                    "seq": self.op_seq + i,
+                    "name": f"tool:{call.name}",
+                    "call_id": call.id,
+                    "arguments": call.arguments,
+                    "status": "planned",
+                    "idempotent": call.name in self._idempotent,
+                }
+            )
+        self.op_seq += len(rows)
+        self._unplanned = rows[0]
+        self._do(self.journal.plan_operations, self.segment, rows, self._frames())
+
+    def _on_tool_started(self, event: Event) -> Awaitable[None] | None:
+        assert isinstance(event, ToolExecutionStart)
+        args = (self.segment, event.call_id, "started", None, self._frames())
+        self._do(self.journal.mark_operation, *args)
+        return self._durable()
+
+    def _on_tool_result(self, event: Event) -> Awaitable[None] | None:
+        assert isinstance(event, ToolCallResult)
+        output = {
+            "state": event.state,
+            "content": event.content,
+            "is_error": event.state != "output-available",
+        }
+        self._dirty = True
+        self._do(
+            self.journal.mark_operation, self.segment, event.call_id, "completed", output,
+            self._frames(),
+        )  # fmt: skip
+        self._held_outcomes.append((event.call_id, output))
+        return self._durable()
+
+    def _on_approval(self, event: Event) -> None:
+        assert isinstance(event, ApprovalRequested)
+        self._pending.append(
+            PendingRecord(
+                self.segment.thread_id,
+                self.segment.run_id,
+                event.call_id,
+                "approval",
+                event.tool_name,
+                event.arguments,
+                event.approval_id,
+                event.reason_for_call,
+            )
+        )
+
+    def _on_step_started(self, event: Event) -> Awaitable[None] | None:
+        return self._commit() if self._dirty else None
+
+    def _on_step_finished(self, event: Event) -> Awaitable[None] | None:
+        return self._commit()
+
+    def _on_run_finished(self, event: Event) -> Awaitable[None] | None:
+        assert isinstance(event, RunFinished)
+        self._pending.extend(
+            PendingRecord(
+                self.segment.thread_id,
+                self.segment.run_id,
+                p.call_id,
+                "client",
+                p.tool_name,
+                p.arguments,
+            )
+            for p in event.pending
+            if p.kind == "client"
+        )
+        return self._commit(event.status, event.reason)
+
+    def _on_run_error(self, event: Event) -> Awaitable[None] | None:
+        assert isinstance(event, RunError)
+        return self._commit("error", event.message)
+
+    def _commit(
+        self, status: str | None = None, reason: str | None = None
+    ) -> Awaitable[None] | None:
+        """The step's messages, state and pending calls (and the run's end, with a status).
+
+        A step's commit is not a durable point: its outcomes are already operation
+        rows. The run's last commit is, so that a client that sees the end of the
+        stream finds the thread free and its pending calls recorded.
+        """
+        state = self.run.state.data
+        if self._async:
+            text = canonical_json(state)
+            state = None if text == self._state_text else json.loads(text)  # a snapshot
+            self._state_text = text
+        messages = list(self.run.messages) if self._async else self.run.messages
+        if self._unplanned is not None and self._async:
+            self._unplanned["message"] = None  # its plan is still held: the commit keeps it
+        self._unplanned = None
+        pending, self._pending = self._pending, []
+        self._dirty = False
+        if status is not None:
+            self.status = status
+        self._do(
+            self.journal.commit, self.segment, self.started.committed, messages, state, pending,
+            self._frames(), status, reason,
+        )  # fmt: skip
+        return self._durable(last=True) if status is not None else None
 
     # --- writing ----------------------------------------------------------------------
 
-    def _keep(self, event: Event, frame: bytes) -> None:
-        """Buffer the frame for the event log, up to the journal's cap per segment."""
-        if not frame or self._log_cut:
+    def _keep(self, kind: str, frame: bytes) -> None:
+        """Hold the frame for the event log, up to the journal's cap per segment."""
+        if self._log_cut:
             return
         size = len(frame)
         cap = self.journal.limits.max_event_log_bytes
@@ -166,100 +260,86 @@ class Recorder:
             if marker:
                 self._events.append((self.offset, "LOG_CUT", marker))
             return
+        if not self._events:
+            self._since = time.monotonic()
         self._log_bytes += size
         self._buffered += size
-        self._events.append((self.offset, event.type, frame))
+        self._events.append((self.offset, kind, frame))
 
     def _take(self) -> list[tuple[int, str, bytes]]:
         events, self._events = self._events, []
         self._buffered = 0
         return events
 
-    def _write(
-        self, method: Callable[..., None], call_id: str, status: str, output: Any = None
-    ) -> Awaitable[None] | None:
-        """A tool operation's row (with the buffered frames); durable before the run goes on."""
-        args = (self.segment, call_id, status, output, self._take())
+    def _frames(self) -> list[tuple[int, str, bytes]]:
+        """The frames to write with a write now: all held ones (synchronous mode), or none
+        (asynchronous: they go as one chunk with the submission)."""
+        return [] if self._async else self._take()
+
+    def _do(self, method: Callable[..., Any], *args: Any) -> None:
+        """Write now (synchronous mode) or hold the write for the next submission."""
         if not self._async:
             method(*args)
-            return None
-        self._submit(method, args, (call_id, output) if status == "completed" else None)
-        return self._settle_writes()
-
-    def _submit(
-        self, method: Callable[..., None], args: tuple[Any, ...], outcome: tuple[str, Any] | None
-    ) -> None:
+            return
         if self.failure is not None:
             raise self.failure
-        self._writes.append((self.journal.submit(method, *args), outcome))
+        self._held.append((method, args))
 
-    async def _settle_writes(self) -> None:
+    def _frames_due(self) -> bool:
+        return self._buffered > FLUSH_BYTES or time.monotonic() - self._since > FLUSH_SECONDS
+
+    def _flush(self, *, frames: bool = False) -> None:
+        """Submit the held writes as one group (not waited for here), with the held frames
+        as one chunk when ``frames`` (or when they are due anyway).
+
+        A model operation whose plan is submitted keeps its reply until the step's
+        commit (recovery needs it if the process dies in between)."""
+        self._unplanned = None
+        if self._events and (frames or self._frames_due()):
+            self._held.append((self.journal.append_events, (self.segment, self._take())))
+        if not self._held:
+            return
+        writes, self._held = self._held, []
+        outcomes, self._held_outcomes = self._held_outcomes, []
+        future = self.journal.submit(apply_writes, self.journal, writes)
+        if future is not None:
+            self._writes.append((future, outcomes))
+
+    def _durable(self, *, last: bool = False) -> Awaitable[None] | None:
+        if not self._async:
+            return None
+        self._flush(frames=last)
+        return self._settle()
+
+    async def _settle(self) -> None:
         """Wait for the writes in flight (in order: the last done means all are); raise
         ``JournalUnavailable`` if any failed."""
         writes, self._writes = self._writes, []
         if self.failure is not None:
             raise self.failure
-        with contextlib.suppress(Exception):  # looked at below, with the others
-            await asyncio.wrap_future(writes[-1][0])
+        if writes:
+            with contextlib.suppress(Exception):  # looked at below, with the others
+                await asyncio.shield(writes[-1][0])
         error: BaseException | None = None
-        for future, outcome in writes:
-            exc = future.exception()
+        for future, outcomes in writes:
+            exc = future.exception() if future.done() and not future.cancelled() else None
             if exc is not None:
                 error = error or exc
-                if outcome is not None:
-                    self._unwritten.append(outcome)
+                self._unwritten.extend(outcomes)
         if error is not None:
             self.failure = JournalUnavailable(error)
             raise self.failure from error
 
-    def _plan(self, event: ModelResponse) -> None:
-        message = event.message
-        rows: list[dict[str, Any]] = [
-            {
-                "seq": self.op_seq,
-                "name": "model",
-                "call_id": message.id,
-                "input_hash": digest([self.segment.run_id, event.step]),
-                "status": "completed",
-                "output": message_to_dict(message),
-            }
-        ]
-        for i, call in enumerate(message.tool_calls, start=1):
-            rows.append(
-                {
-                    "seq": self.op_seq + i,
-                    "name": f"tool:{call.name}",
-                    "call_id": call.id,
-                    "input_hash": digest(call.arguments),
-                    "status": "planned",
-                    "idempotent": call.name in self._idempotent,
-                }
-            )
-        self.op_seq += len(rows)
-        if self._async:
-            self._submit(self.journal.plan_operations, (self.segment, rows, self._take()), None)
-        else:
-            self.journal.plan_operations(self.segment, rows, self._take())
 
-    def _commit(
-        self, status: str | None = None, reason: str | None = None
-    ) -> Awaitable[None] | None:
-        args = (
-            self.segment,
-            self.started.committed,
-            list(self.run.messages) if self._async else self.run.messages,
-            self.run.state.data,
-            self._pending,
-            self._take(),
-            status,
-            reason,
-        )
-        self._pending = []
-        self._dirty = False
-        if status is not None:
-            self.status = status
-        if not self._async:
-            self.journal.commit(*args)
-            return None
-        self._submit(self.journal.commit, args, None)
-        return self._settle_writes()
+_HANDLERS: dict[str, Callable[[Recorder, Any], Awaitable[None] | None]] = {
+    ModelResponse.type: Recorder._on_model_response,
+    ToolExecutionStart.type: Recorder._on_tool_started,
+    ToolCallResult.type: Recorder._on_tool_result,
+    ApprovalRequested.type: Recorder._on_approval,
+    StepStarted.type: Recorder._on_step_started,
+    StepFinished.type: Recorder._on_step_finished,
+    RunFinished.type: Recorder._on_run_finished,
+    RunError.type: Recorder._on_run_error,
+}
+"""The events that write something, by ``Event.type`` (a dict, not an isinstance chain:
+``record`` is called for every token)."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import functools
 from collections.abc import Iterable
 from typing import Any
@@ -33,6 +32,7 @@ def start_journaled(
     state: dict[str, Any] | None = None,
     deps: DepsT | None = None,
     principal: str = "",
+    closing: bytes = b"",
 ) -> tuple[Run[DepsT, Any], Recorder]:
     """Verify the request against the journal and start the run it asks for (synchronous:
     the journal is called on this thread; the server uses ``begin_journaled``).
@@ -41,7 +41,8 @@ def start_journaled(
     client's copy) contributes only new user messages and client-tool results,
     ``answers`` its approval decisions. ``deps`` reach the tools as
     ``ToolContext.deps`` (None: the agent's own). Raises ``Rejected`` with nothing
-    written when the request does not match the thread.
+    written when the request does not match the thread. ``closing``: the frame that
+    ends a replay of this segment if it never finishes.
     """
     started = journal.begin(
         thread_id,
@@ -51,6 +52,7 @@ def start_journaled(
         edit_validators(agent),
         state,
         principal=principal,
+        closing=closing,
     )
     run = _run(agent, started, client_tools, allow_client_override, deps)
     return run, Recorder(journal, started, run)
@@ -69,6 +71,7 @@ async def begin_journaled(
     state: dict[str, Any] | None = None,
     deps: DepsT | None = None,
     principal: str = "",
+    closing: bytes = b"",
 ) -> tuple[Run[DepsT, Any], Recorder]:
     """``start_journaled`` off the event loop: the check and the new segment run on the
     journal's writer thread, and the recorder writes there too (``Recorder``'s
@@ -83,8 +86,12 @@ async def begin_journaled(
         edit_validators(agent),
         state,
         principal=principal,
+        closing=closing,
     )
-    started = await asyncio.wrap_future(journal.submit(begin))
+    submitted = journal.submit(begin)
+    if submitted is None:
+        raise RuntimeError("begin_journaled must be called on an event loop")
+    started = await submitted
     try:
         run = _run(agent, started, client_tools, allow_client_override, deps)
     except BaseException:

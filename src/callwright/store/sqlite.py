@@ -9,6 +9,7 @@ behind the writer. See ``base`` for the threading, ownership and process model.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import logging
@@ -29,12 +30,12 @@ from ._rows import (
     commit,
     complete,
     fence,
-    interrupted_run,
     load_history,
     open_pending,
     operation_row,
     pending_row,
     purge,
+    split_chunk,
     take_answers,
     thread_of,
     upsert_thread_and_run,
@@ -58,6 +59,7 @@ from .base import (
 T = TypeVar("T")
 log = logging.getLogger("callwright.store")
 DAY = 86_400.0
+STORED_ONCE_BYTES = 16 * 1024
 JOURNAL_FAILED = "the run journal could not be written during the run"
 
 
@@ -98,10 +100,13 @@ class SQLiteJournal:
         self._read_lock = threading.Lock()
         self._in_batch = False
         self._batch_lost: BaseException | None = None
+        self._depth = 0
         self._writer = JournalWriter(self.batch)
         self._owner: str | None = None
         self._live: set[int] = set()
         self._orphans: dict[int, list[tuple[str, Any]]] = {}
+        self._planned: set[int] = set()
+        self._renewed = 0.0
         self._idempotent: set[str] = set()
         self._stop = threading.Event()
         self._ticker: threading.Thread | None = None
@@ -136,35 +141,55 @@ class SQLiteJournal:
 
     @contextlib.contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
+        """A transaction of its own, or a savepoint inside a ``batch``; inside another
+        ``_tx`` (a ``group``), part of that one."""
         with self._lock:
             db = self._db
-            if not self._in_batch:
-                db.execute("BEGIN IMMEDIATE")
-                try:
-                    yield db
-                except BaseException:
-                    if db.in_transaction:
-                        db.execute("ROLLBACK")
-                    raise
-                commit(db)
-                return
-            if self._batch_lost is not None:
-                raise self._batch_lost
-            db.execute("SAVEPOINT call")
-            try:
+            if self._depth:
                 yield db
-            except BaseException as exc:
-                if db.in_transaction:
-                    db.execute("ROLLBACK TO call")
-                    db.execute("RELEASE call")
+                return
+            self._depth += 1
+            try:
+                if self._in_batch:
+                    with self._savepoint(db):
+                        yield db
                 else:
-                    self._batch_lost = exc
-                raise
-            db.execute("RELEASE call")
+                    db.execute("BEGIN IMMEDIATE")
+                    try:
+                        yield db
+                    except BaseException:
+                        if db.in_transaction:
+                            db.execute("ROLLBACK")
+                        raise
+                    commit(db)
+            finally:
+                self._depth -= 1
 
-    def submit(self, fn: Callable[..., T], /, *args: Any) -> Any:
-        """Run ``fn(*args)`` on the writer thread; the first call makes this journal an
-        owner (a lease row and its heartbeat)."""
+    @contextlib.contextmanager
+    def _savepoint(self, db: sqlite3.Connection) -> Iterator[None]:
+        if self._batch_lost is not None:
+            raise self._batch_lost
+        db.execute("SAVEPOINT call")
+        try:
+            yield
+        except BaseException as exc:
+            if db.in_transaction:
+                db.execute("ROLLBACK TO call")
+                db.execute("RELEASE call")
+            else:  # SQLite rolled the whole transaction back (a full disk, an I/O error)
+                self._batch_lost = exc
+            raise
+        db.execute("RELEASE call")
+
+    @contextlib.contextmanager
+    def group(self) -> Iterator[None]:
+        """The journal calls made inside succeed or fail together."""
+        with self._tx():
+            yield
+
+    def submit(self, fn: Callable[..., T], /, *args: Any) -> asyncio.Future[T] | None:
+        """Run ``fn(*args)`` on the writer thread (see ``Journal.submit``); the first call
+        makes this journal an owner (a lease row and its heartbeat)."""
         if self._owner is None and not self._closed:
             self._become_owner()
         return self._writer.submit(fn, *args)
@@ -184,6 +209,7 @@ class SQLiteJournal:
         assert self._owner is not None
         with self._tx() as db:
             _owners.register(db, self._owner, time.time(), self.lease_seconds)
+        self._renewed = time.monotonic()
 
     def _beat(self) -> None:
         while not self._stop.wait(self.heartbeat_seconds):
@@ -197,6 +223,7 @@ class SQLiteJournal:
             with self._tx() as db:
                 if self._owner is not None:
                     _owners.renew(db, self._owner, time.time(), self.lease_seconds)
+            self._renewed = time.monotonic()
             self.sweep()
         except Exception as exc:  # a full disk: the next beat tries again
             log.warning("journal heartbeat failed: %s", exc)
@@ -273,11 +300,12 @@ class SQLiteJournal:
     ) -> list[tuple[int, bytes]]:
         """The event log of one segment (one request's stream), after ``offset``."""
         rows = self._read(
-            'SELECT e."offset", e.frame FROM events e JOIN segments s ON s.id = e.segment '
-            'WHERE s.principal = ? AND s.request_id = ? AND e."offset" > ? ORDER BY e."offset"',
+            "SELECT e.offsets, e.lengths, e.frames FROM events e "
+            "JOIN segments s ON s.id = e.segment "
+            'WHERE s.principal = ? AND s.request_id = ? AND e."last" > ? ORDER BY e."first"',
             (principal, request_id, offset),
         )
-        return [(o, bytes(f)) for o, f in rows]
+        return [(o, f) for row in rows for o, f in split_chunk(*row) if o > offset]
 
     def has_events(self, request_id: str, principal: str = "") -> bool:
         """Whether the segment exists for this principal and its log is still kept."""
@@ -321,70 +349,91 @@ class SQLiteJournal:
         state: dict[str, Any] | None = None,
         *,
         principal: str = "",
+        closing: bytes = b"",
     ) -> Started:
         """Check the request against the thread and start a segment, atomically (see
         ``Journal.begin``)."""
         now = time.time()
         with self._tx() as db:
-            thread = db.execute("SELECT principal FROM threads WHERE id = ?", (thread_id,))
-            row = thread.fetchone()
-            if row is not None and row[0] != principal:
+            thread = db.execute(
+                "SELECT principal, state FROM threads WHERE id = ?", (thread_id,)
+            ).fetchone()
+            if thread is not None and thread[0] != principal:
                 raise Rejected(f"no thread {thread_id!r}", "not_found", 404)
-            check_request_id(db, thread_id, request_id, principal)
-            self._settle_or_refuse(db, thread_id, now)
-            history = load_history(db, thread_id)
-            open_rows = open_pending(db, thread_id)
+            resumable, history, open_rows = None, [], []
+            if thread is not None:
+                resumable = self._settle_or_refuse(db, thread_id, now)
+                history, open_rows = load_history(db, thread_id), open_pending(db, thread_id)
             new, answers = split_request(history, bool(open_rows), messages, answers)
             decisions, results, call_ids = verify_answers(
                 db, thread_id, principal, history, answers, edits
             )
-            run_id = open_rows[0].run_id if open_rows else interrupted_run(db, thread_id)
-            run_id = run_id or f"run_{digest([thread_id, request_id, now])[:24]}"
-            segment = self._insert_segment(db, thread_id, run_id, request_id, principal, answers)
-            take_answers(db, segment, answers, call_ids, [*decisions, *results], now)
-            if new and not answers:  # the user moved on: the loop skips those calls
+            run_id = open_rows[0].run_id if open_rows else resumable
+            segment = self._insert_segment(
+                db, thread_id, run_id, request_id, principal, answers, now, closing
+            )
+            if answers:
+                take_answers(db, segment, answers, call_ids, [*decisions, *results], now)
+            elif new and open_rows:  # the user moved on: the loop skips those calls
                 db.execute(
                     "UPDATE pending SET resolved_at = ? "
                     "WHERE thread_id = ? AND resolved_at IS NULL",
                     (now, thread_id),
                 )
-            saved_state = state if row is None else self._thread_state(db, thread_id)
-            upsert_thread_and_run(db, segment, saved_state, row is None, now)
+            saved_state = state if thread is None else _loads(thread[1])
+            upsert_thread_and_run(db, segment, saved_state, thread is None, now)
             appended = [*results.values(), *new]
-            write_messages(db, thread_id, run_id, len(history), appended, self.limits)
-            history += appended
-            next_op = db.execute(
-                "SELECT COALESCE(MAX(seq), 0) + 1 FROM operations WHERE run_id = ?", (run_id,)
-            ).fetchone()[0]
+            if appended:
+                write_messages(db, thread_id, segment.run_id, len(history), appended, self.limits)
+                history += appended
+            next_op = 1
+            if run_id is not None:
+                next_op = db.execute(
+                    "SELECT COALESCE(MAX(seq), 0) + 1 FROM operations WHERE run_id = ?", (run_id,)
+                ).fetchone()[0]
             if self._owner is not None:
                 self._live.add(segment.id)
         return Started(segment, history, decisions, saved_state, list(history), int(next_op))
-
-    def _thread_state(self, db: sqlite3.Connection, thread_id: str) -> dict[str, Any] | None:
-        row = db.execute("SELECT state FROM threads WHERE id = ?", (thread_id,)).fetchone()
-        return json.loads(row[0]) if row and row[0] is not None else None
 
     def _insert_segment(
         self,
         db: sqlite3.Connection,
         thread_id: str,
-        run_id: str,
+        run_id: str | None,
         request_id: str,
         principal: str,
         answers: list[Answer],
+        now: float,
+        closing: bytes,
     ) -> Segment:
-        seq = db.execute(
-            "SELECT COALESCE(MAX(seq), -1) + 1 FROM segments WHERE run_id = ?", (run_id,)
-        ).fetchone()[0]
+        """The new segment: of the run it resumes (``run_id``), else of a new run."""
+        seq = 0
+        if run_id is None:
+            run_id = f"run_{digest([thread_id, request_id, now])[:24]}"
+        else:
+            seq = db.execute(
+                "SELECT COALESCE(MAX(seq), -1) + 1 FROM segments WHERE run_id = ?", (run_id,)
+            ).fetchone()[0]
         answered = sorted(canonical_json([a.kind, a.approval_id, a.call_id]) for a in answers)
         dedup = digest([run_id, answered] if answers else [thread_id, request_id])
         try:
             cursor = db.execute(
                 "INSERT INTO segments (run_id, seq, request_id, thread_id, principal, dedup_key, "
-                "status, owner, created_at) VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?)",
-                (run_id, seq, request_id, thread_id, principal, dedup, self._owner, time.time()),
+                "status, owner, closing, created_at) VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?, ?)",
+                (
+                    run_id,
+                    seq,
+                    request_id,
+                    thread_id,
+                    principal,
+                    dedup,
+                    self._owner,
+                    closing or None,
+                    now,
+                ),
             )
         except sqlite3.IntegrityError:
+            check_request_id(db, thread_id, request_id, principal)
             raise Rejected(
                 "this request was already processed (a replay)", "duplicate_request"
             ) from None
@@ -392,22 +441,28 @@ class SQLiteJournal:
 
     # --- one thread, one run ------------------------------------------------------
 
-    def _settle_or_refuse(self, db: sqlite3.Connection, thread_id: str, now: float) -> None:
-        """Refuse while the thread's run is live somewhere; settle it if its owner is gone."""
+    def _settle_or_refuse(self, db: sqlite3.Connection, thread_id: str, now: float) -> str | None:
+        """Refuse while the thread's run is live somewhere; settle it if its owner is gone.
+        Returns the run a new request resumes (the latest interrupted one), if any."""
         rows = db.execute(
-            "SELECT r.id, s.id, s.owner FROM runs r LEFT JOIN segments s "
+            "SELECT r.id, r.status, s.id, s.owner FROM runs r LEFT JOIN segments s "
             "ON s.run_id = r.id AND s.status = 'running' "
-            "WHERE r.thread_id = ? AND r.status = 'running'",
+            "WHERE r.thread_id = ? AND r.status IN ('running', 'interrupted') "
+            "ORDER BY r.created_at DESC",
             (thread_id,),
         ).fetchall()
-        for run_id, segment, owner in rows:
-            if self._running(db, segment, owner, now):
-                raise Rejected(
-                    f"thread {thread_id!r} is running another request; "
-                    "send this one when it has finished",
-                    "thread_busy",
-                )
-            self._settle(db, run_id, thread_id, segment, now)
+        resumable = None
+        for run_id, status, segment, owner in rows:
+            if status == "running":
+                if self._running(db, segment, owner, now):
+                    raise Rejected(
+                        f"thread {thread_id!r} is running another request; "
+                        "send this one when it has finished",
+                        "thread_busy",
+                    )
+                self._settle(db, run_id, thread_id, segment, now)
+            resumable = resumable or run_id
+        return resumable
 
     def _running(
         self, db: sqlite3.Connection, segment: int | None, owner: str | None, now: float
@@ -458,28 +513,39 @@ class SQLiteJournal:
 
     # --- recording a segment ---------------------------------------------------------
 
+    def _fence(self, db: sqlite3.Connection, segment: Segment) -> None:
+        """Check that the segment still runs unless this process's lease is surely held
+        (renewed within half its length: no other process may have settled it)."""
+        held = time.monotonic() - self._renewed < self.lease_seconds / 2
+        if self._owner is None or not held:
+            fence(db, segment)
+
     def next_operation(self, run_id: str) -> int:
         rows = self._read(
             "SELECT COALESCE(MAX(seq), 0) + 1 FROM operations WHERE run_id = ?", (run_id,)
         )
         return int(rows[0][0])
 
-    def open_segment(self, segment: Segment, closing: bytes) -> None:
-        with self._tx() as db:
-            db.execute("UPDATE segments SET closing = ? WHERE id = ?", (closing, segment.id))
-
     def plan_operations(
         self, segment: Segment, rows: list[dict[str, Any]], events: Any = ()
     ) -> None:
-        """Write operations in the model's order before any of them starts."""
+        """Write operations in the model's order before any of them starts.
+
+        A model operation keeps its reply until the step is committed; a large reply
+        (over ``STORED_ONCE_BYTES``) is then dropped from it, so that it is stored
+        once (a small one stays: the update would cost more than it saves)."""
         now = time.time()
+        values = [operation_row(segment, row, self.limits, now) for row in rows]
         with self._tx() as db:
-            fence(db, segment)
+            self._fence(db, segment)
             db.executemany(
-                "INSERT INTO operations VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [operation_row(segment, row, self.limits, now) for row in rows],
+                "INSERT INTO operations VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", values
             )
             append_events(db, segment.id, events)
+        if any(
+            v[3] == "model" and v[8] is not None and len(v[8]) > STORED_ONCE_BYTES for v in values
+        ):
+            self._planned.add(segment.id)
 
     def mark_operation(
         self,
@@ -491,7 +557,7 @@ class SQLiteJournal:
     ) -> None:
         now = time.time()
         with self._tx() as db:
-            fence(db, segment)
+            self._fence(db, segment)
             if status == "started":
                 db.execute(
                     "UPDATE operations SET status = 'started', started_at = ? "
@@ -529,32 +595,36 @@ class SQLiteJournal:
         ):
             first += 1
         with self._tx() as db:
-            fence(db, segment)
-            write_messages(
-                db,
-                segment.thread_id,
-                segment.run_id,
-                first,
-                messages[first:],
-                self.limits,
-                replace=True,
-            )
-            db.execute(
-                "UPDATE operations SET output = NULL WHERE run_id = ? AND name = 'model'",
-                (segment.run_id,),
-            )
+            self._fence(db, segment)
+            if first < len(messages) or first < len(committed):
+                write_messages(
+                    db,
+                    segment.thread_id,
+                    segment.run_id,
+                    first,
+                    messages[first:],
+                    self.limits,
+                    replace=first < len(committed),
+                )
+            if segment.id in self._planned:
+                db.execute(
+                    "UPDATE operations SET output = NULL WHERE run_id = ? AND name = 'model'",
+                    (segment.run_id,),
+                )
             if state is not None:
                 db.execute(
                     "UPDATE threads SET state = ?, updated_at = ? WHERE id = ?",
                     (canonical_json(state), now, segment.thread_id),
                 )
-            db.executemany(
-                "INSERT OR REPLACE INTO pending VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)",
-                [pending_row(p, segment.principal, now) for p in pending],
-            )
+            if pending:
+                db.executemany(
+                    "INSERT OR REPLACE INTO pending VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)",
+                    [pending_row(p, segment.principal, now) for p in pending],
+                )
             append_events(db, segment.id, events)
             if status is not None:
                 close(db, segment, status, reason, now)
+        self._planned.discard(segment.id)
         committed[:] = messages
         if status is not None:
             self._live.discard(segment.id)
@@ -575,3 +645,7 @@ class SQLiteJournal:
             self.sweep(retention=False)
         except sqlite3.Error as exc:
             log.warning("could not settle a run whose journal writes failed: %s", exc)
+
+
+def _loads(text: str | None) -> Any:
+    return None if text is None else json.loads(text)
