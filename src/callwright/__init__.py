@@ -52,7 +52,7 @@ from .run import (
     has_tool_call,
     step_count_is,
 )
-from .tool import Tool, tool
+from .tool import ApprovalVerdict, Tool, tool
 from .toolbox import Toolbox, ToolConflict, Toolset, ToolsetUnavailable
 from .usage import Usage
 
@@ -60,6 +60,7 @@ __all__ = [
     "PARALLEL",
     "SEQUENTIAL",
     "Agent",
+    "ApprovalVerdict",
     "AssistantMessage",
     "Call",
     "CallState",

@@ -242,7 +242,14 @@ class StepExecutor(Generic[DepsT]):
             # the call ran (approved, if it needed approval) and asked a question: it goes on
             runnable.append((call, executor))
             return events
-        if call.state is CallState.INPUT_AVAILABLE and tool.needs_approval(call.arguments or {}):
+        fresh = call.state is CallState.INPUT_AVAILABLE
+        verdict = tool.approval(call.arguments or {}) if fresh else None
+        if verdict is not None and verdict.outcome == "denied" and decision is None:
+            call.transition(CallState.APPROVAL_REQUESTED)  # decided by the policy itself
+            call.transition(CallState.APPROVAL_RESPONDED)
+            call.fail(Denied(verdict.reason or ""))
+            return self._finished(call)
+        if verdict is not None and verdict.outcome == "user-approval":
             call.transition(CallState.APPROVAL_REQUESTED)
             if decision is None:
                 if call.approval_id is None:

@@ -20,7 +20,7 @@ import inspect
 import typing
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, get_type_hints, overload
+from typing import Any, Literal, get_type_hints, overload
 
 import docstring_parser
 from pydantic import BaseModel, ConfigDict, Field, create_model
@@ -35,7 +35,24 @@ from .context import ToolContext
 
 Executor = Callable[[Any, "ToolContext[Any] | None"], Awaitable[Any]]
 Validator = Callable[[dict[str, Any]], Any]
-ApprovalPolicy = bool | Callable[[dict[str, Any]], bool]
+ApprovalOutcome = Literal["not-applicable", "approved", "denied", "user-approval"]
+"""What an approval policy decides for one call: it needs no approval, it is approved or
+denied without asking, or a human decides (the AI SDK 7 ``toolApproval`` outcomes)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalVerdict:
+    """A policy's decision for one call, with the reason a denial gives the model."""
+
+    outcome: ApprovalOutcome
+    """``not-applicable``, ``approved``, ``denied`` or ``user-approval``."""
+    reason: str | None = None
+    """Why: a denial reaches the model as ``Tool call denied: <reason>``."""
+
+
+ApprovalPolicy = bool | Callable[[dict[str, Any]], "bool | ApprovalVerdict"]
+"""``True`` (ask a human every time), or a function of the arguments that returns a bool
+(ask or not) or an ``ApprovalVerdict``."""
 InputCallback = Callable[..., None]
 
 META_ORDER = ("_tool", "_reasoningForCall", "_instance", "_scopes", "_delegate")
@@ -71,7 +88,8 @@ class Tool:
     client: bool = False
     """A front end runs it: the run stops with the call pending."""
     requires_approval: ApprovalPolicy = False
-    """True, or a function of the arguments: a human approves each call before it runs."""
+    """True, or a function of the arguments returning a bool (a human approves the call
+    before it runs) or an ``ApprovalVerdict`` (approved or denied without asking, too)."""
     allow_edits: bool = False
     """A human approving may change the arguments (they are validated again)."""
     timeout: float | None = None
@@ -105,10 +123,15 @@ class Tool:
         self._meta_validator({k: v for k, v in meta.items() if k in self.meta})
 
     def needs_approval(self, arguments: dict[str, Any]) -> bool:
+        return self.approval(arguments).outcome == "user-approval"
+
+    def approval(self, arguments: dict[str, Any]) -> ApprovalVerdict:
+        """What ``requires_approval`` decides for a call with these arguments."""
         policy = self.requires_approval
-        if isinstance(policy, bool):
-            return policy
-        return bool(policy(arguments))
+        verdict = policy if isinstance(policy, bool) else policy(arguments)
+        if isinstance(verdict, ApprovalVerdict):
+            return verdict
+        return ApprovalVerdict("user-approval" if verdict else "not-applicable")
 
     def validate(self, arguments: dict[str, Any]) -> Any:
         """Validate once, when the arguments are complete; raises InvalidArgs."""

@@ -86,6 +86,7 @@ async function aguiScenarios(mod) {
     interleaved: simple("interleaved"),
     deploy: simple("deploy"),
     fail: simple("fail"),
+    purge: simple("purge"),
     // the failed call comes back in the client's history of the next run
     fail_recap: async () => {
       const agent = newAgent("fail");
@@ -271,6 +272,7 @@ async function aiScenarios(mod, major) {
     research: simple("research"),
     deploy: simple("deploy"),
     fail: simple("fail"),
+    purge: simple("purge"),
     fail_recap: async () => {
       const ctx = newChat();
       await send(ctx, "fail");

@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 import pytest
 
-from callwright import Agent, Tool, ToolContext, tool
+from callwright import Agent, ApprovalVerdict, Tool, ToolContext, tool
 from callwright.messages import SystemMessage, ToolResultMessage, UserMessage
 from callwright.models import (
     ErrorPart,
@@ -99,6 +99,12 @@ def forwarded(ctx: ToolContext) -> dict[str, Any]:
     return ctx.forwarded_props
 
 
+@tool(requires_approval=lambda args: ApprovalVerdict("denied", "read-only today"))
+def purge(path: str) -> str:
+    """Purge a file (a policy denies it without asking anyone)."""
+    return f"purged {path}"
+
+
 def _id() -> str:
     return f"call_{uuid.uuid4().hex[:10]}"
 
@@ -151,6 +157,7 @@ def _first_turn(scenario: str) -> list[Any]:
         "deploy": [call("deploy", {"env": "prod"}, id=_id())],
         "fail": [call("explode", {}, id=_id())],
         "props": [call("forwarded", {}, id=_id())],
+        "purge": [call("purge", {"path": "/tmp/x"}, id=_id())],
         "badargs": [call("weather", '{"city": ', id=_id())],
         "slow": [call("wait_for_cancel", {}, id=_id())],
         "ask": [call("ask_user", {"question": "Proceed?"}, id=_id())],
@@ -217,7 +224,17 @@ def summarizer_script(request: ModelRequest) -> list[Any]:
 
 def make_agent() -> Agent:
     model = ScriptedModel(script, split_text=True)
-    tools = [weather, delete_file, deploy, staged, explode, wait_for_cancel, ask_user, forwarded]
+    tools = [
+        weather,
+        delete_file,
+        deploy,
+        staged,
+        explode,
+        wait_for_cancel,
+        ask_user,
+        forwarded,
+        purge,
+    ]
     agent = Agent(model, tools, cancel_grace=2)
     agent.toolbox.add(Tool.from_schema(SUMMARIZE))
     agent.toolbox.add_delegate("summarizer", Agent(ScriptedModel(summarizer_script), [weather]))

@@ -162,6 +162,16 @@ class TestAGUIClients:
         assert texts(r["messages"], "assistant")[-1] == "Done: explode=boom (error)"
         assert r["printed"] == []
 
+    def test_a_policy_denial_reaches_the_model(self, js: Any, client: str) -> None:
+        r = scenario(js, client, "purge")
+        finished = finished_cleanly(r["runs"][0])
+        assert "interrupt" not in json.dumps(finished)  # nobody was asked
+        assert texts(r["messages"], "tool") == ["Tool call denied: read-only today"]
+        assert texts(r["messages"], "assistant")[-1] == (
+            "Done: purge=Tool call denied: read-only today (error)"
+        )
+        assert r["printed"] == []
+
     def test_a_failed_call_stays_an_error_in_the_next_request(self, js: Any, client: str) -> None:
         r = scenario(js, client, "fail_recap")
         for run in r["runs"]:
@@ -449,6 +459,13 @@ class TestAISDKClients:
         assert part["state"] == "output-error"
         assert part["errorText"] == "boom"
         assert final_text(assistant(r)) == "Done: explode=boom (error)"
+
+    def test_a_policy_denial_reaches_the_model(self, js: Any, client: str) -> None:
+        r = scenario(js, client, "purge")
+        ok(r)
+        (part,) = tool_parts(assistant(r))
+        assert part["state"] == ("output-error" if client == "ai5" else "output-denied")
+        assert final_text(assistant(r)) == "Done: purge=Tool call denied: read-only today (error)"
 
     def test_a_failed_call_stays_an_error_in_the_next_request(self, js: Any, client: str) -> None:
         r = scenario(js, client, "fail_recap")
