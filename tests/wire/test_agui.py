@@ -431,3 +431,37 @@ def test_protocol_version_gate(version: Any, expected: bool) -> None:
     if version is not None:
         request["protocolVersion"] = version
     assert wants_protocol_1(request) is expected
+
+
+def test_forwarded_props_are_kept_and_must_be_an_object() -> None:
+    body: dict[str, Any] = {"threadId": "t", "runId": "r", "messages": []}
+    assert decode_request(body).forwarded_props == {}
+    kept = decode_request({**body, "forwardedProps": {"tenant": "acme"}})
+    assert kept.forwarded_props == {"tenant": "acme"}
+    with pytest.raises(WireError) as info:
+        decode_request({**body, "forwardedProps": [1]})
+    assert "forwardedProps" in str(info.value)
+
+
+def test_a_tool_message_with_error_is_an_error_result() -> None:
+    decoded = decode_request(
+        {
+            "threadId": "t",
+            "runId": "r",
+            "messages": [
+                {
+                    "id": "a",
+                    "role": "assistant",
+                    "toolCalls": [
+                        {
+                            "id": "c1",
+                            "type": "function",
+                            "function": {"name": "f", "arguments": "{}"},
+                        }
+                    ],
+                },
+                {"id": "t1", "role": "tool", "toolCallId": "c1", "content": "", "error": "gone"},
+            ],
+        }
+    )
+    assert decoded.messages[-1] == ToolResultMessage("c1", "f", "gone", True)
