@@ -133,7 +133,10 @@ def serve(args: argparse.Namespace) -> int:
     if args.mcp_path:
         from .mcp import mount_mcp
 
-        mount_mcp(app, agent, args.mcp_path, expose_agent=args.expose_agent)
+        authenticate = _bearer(token) if token is not None else None
+        mount_mcp(
+            app, agent, args.mcp_path, expose_agent=args.expose_agent, authenticate=authenticate
+        )
     host = args.host
     shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
     url = f"http://{shown}:{args.port}"

@@ -170,14 +170,14 @@ def changing_stdio() -> Any:
 class HTTPServer:
     """create_app(agent) with the MCP endpoint mounted, served by uvicorn with its lifespan."""
 
-    def __init__(self) -> None:
+    def __init__(self, **options: Any) -> None:
         spec = importlib.util.spec_from_file_location("mcp_test_agent", AGENT)
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         self.module = module
         app = create_app(module.make_agent())
-        mount_mcp(app, module.make_agent(), "/mcp", expose_agent=True)
+        mount_mcp(app, module.make_agent(), "/mcp", expose_agent=True, **options)
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}/mcp"
@@ -203,3 +203,9 @@ def http_server() -> Iterator[HTTPServer]:
     """callwright's own server (create_app + mount_mcp at /mcp) for agent.py's agent."""
     with HTTPServer() as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def http_server_with() -> Any:
+    """``http_server_with(**mount_mcp_options)``: a context manager for another such server."""
+    return HTTPServer

@@ -15,10 +15,14 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx2
 import mcp_types as types
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+
+from callwright.server import bearer_token
 
 AGENT = Path(__file__).resolve().parent / "agent.py"
 CLI = [sys.executable, "-m", "callwright.cli", "mcp", "--agent", f"{AGENT}:make_agent"]
@@ -150,3 +154,20 @@ async def test_cancellation_reaches_the_tool(
                 break
             await anyio.sleep(0.05)
     assert marker.exists(), "the tool never saw its cancel token"
+
+
+async def test_the_endpoint_takes_the_servers_authentication(http_server_with: Any) -> None:
+    secret = "s3cret-token-for-tests"
+    with http_server_with(authenticate=bearer_token(secret)) as server:
+        ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+        async with httpx2.AsyncClient() as http:
+            refused = await http.post(server.url, json=ping)
+        headers = {"Authorization": f"Bearer {secret}"}
+        async with (
+            httpx2.AsyncClient(headers=headers, timeout=30) as http,
+            Client(streamable_http_client(server.url, http_client=http)) as client,
+        ):
+            tools = await client.list_tools()
+    assert refused.status_code == 401
+    assert refused.json()["error"]["code"] == "unauthorized"
+    assert "add" in {t.name for t in tools.tools}

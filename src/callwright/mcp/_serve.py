@@ -3,13 +3,15 @@ endpoint mounted beside ``/agui`` in any Starlette or FastAPI app.
 
 The endpoint is the SDK's streamable-HTTP session manager: its ``run()`` must be
 running while requests come in, which is what ``MCPEndpoint.lifespan`` is for (and
-what ``mount_mcp`` adds to an app's lifespan). It has no authentication of its own:
-put it behind the app's, as for the other endpoints.
+what ``mount_mcp`` adds to an app's lifespan). ``authenticate`` is the same hook the
+other endpoints take (``callwright.server.bearer_token(secret)``, say): a request it
+names no principal for is refused with 401 before the SDK sees it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import inspect
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
@@ -17,6 +19,8 @@ from mcp.server.stdio import stdio_server
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
@@ -46,7 +50,8 @@ class MCPEndpoint:
 
     ``allowed_hosts`` / ``allowed_origins`` turn on the SDK's DNS-rebinding protection
     (``["127.0.0.1:*", "localhost:*"]`` for a local server, say); ``stateless`` serves
-    each request on its own (no session id), as a load-balanced deployment needs.
+    each request on its own (no session id), as a load-balanced deployment needs;
+    ``authenticate(request)`` returns the caller's principal, or None to refuse (401).
     """
 
     def __init__(
@@ -60,7 +65,9 @@ class MCPEndpoint:
         json_response: bool = False,
         allowed_hosts: Sequence[str] | None = None,
         allowed_origins: Sequence[str] | None = None,
+        authenticate: Callable[[Request], Any] | None = None,
     ) -> None:
+        self.authenticate = authenticate
         self.agent_server = AgentServer(agent, name=name, expose_agent=expose_agent, tools=tools)
         security = None
         if allowed_hosts is not None or allowed_origins is not None:
@@ -78,6 +85,15 @@ class MCPEndpoint:
         self._app = StreamableHTTPASGIApp(self.manager)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.authenticate is not None and scope["type"] == "http":
+            principal = self.authenticate(Request(scope))
+            if inspect.isawaitable(principal):
+                principal = await principal
+            if principal is None:
+                body = {"error": {"message": "authentication required", "code": "unauthorized"}}
+                refused = JSONResponse(body, 401, {"www-authenticate": "Bearer"})
+                await refused(scope, receive, send)
+                return
         await self._app(scope, receive, send)
 
     @contextlib.asynccontextmanager
