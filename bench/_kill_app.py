@@ -1,11 +1,18 @@
 """A journaled callwright server for the kill-and-restart test: ``python bench/_kill_app.py
 --port P --db FILE --log FILE``. Its tools append what they do to ``--log``, so a test
-can tell a tool that ran once from one that ran twice or never."""
+can tell a tool that ran once from one that ran twice or never (and the same lines with
+the process id to ``--log`` + ``.pid``: which worker ran it).
+
+``make_agent`` is the same agent for ``callwright serve --agent
+bench/_kill_app.py:make_agent`` (the log file then comes from ``CALLWRIGHT_KILL_LOG``):
+that is how the test serves it with ``--workers 2``.
+"""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 from typing import Any
 
 import uvicorn
@@ -16,11 +23,19 @@ from callwright.models import ModelRequest, ScriptedModel, call
 from callwright.server import create_app
 from callwright.store import SQLiteJournal
 
+LOG_ENV = "CALLWRIGHT_KILL_LOG"
 
-def build(db: str, log: str) -> Any:
+
+def make_agent(log: str | None = None) -> Agent:
+    """The agent: ``delete <path>`` asks for approval; ``slow <name> [seconds]`` runs for
+    a while (60 s by default); anything else says hello."""
+    path = log or os.environ[LOG_ENV]
+
     def record(line: str) -> None:
-        with open(log, "a") as f:
+        with open(path, "a") as f:
             f.write(line + "\n")
+        with open(path + ".pid", "a") as f:
+            f.write(f"{line} {os.getpid()}\n")
 
     @tool(requires_approval=True)
     def delete_file(path: str) -> str:
@@ -29,10 +44,10 @@ def build(db: str, log: str) -> Any:
         return f"deleted {path}"
 
     @tool
-    async def slow(name: str, ctx: ToolContext) -> str:
+    async def slow(name: str, seconds: float, ctx: ToolContext) -> str:
         """Runs for a long time."""
         record(f"slow start {name}")
-        await asyncio.sleep(60)
+        await asyncio.sleep(seconds)
         record(f"slow end {name}")
         return "finished"
 
@@ -46,11 +61,17 @@ def build(db: str, log: str) -> Any:
         if words[0] == "delete":
             return [call("delete_file", {"path": words[1]}, id=f"call-{words[1]}")]
         if words[0] == "slow":
-            return [call("slow", {"name": words[1]}, id=f"call-{words[1]}")]
+            seconds = float(words[2]) if len(words) > 2 else 60.0
+            return [call("slow", {"name": words[1], "seconds": seconds}, id=f"call-{words[1]}")]
         return ["Hello."]
 
-    agent = Agent(ScriptedModel(script, record=False), [delete_file, slow])
-    return create_app(agent, journal=SQLiteJournal(db))
+    return Agent(ScriptedModel(script, record=False), [delete_file, slow])
+
+
+def build(db: str, log: str) -> Any:
+    # a short heartbeat: a killed sibling's runs are settled within a second
+    journal = SQLiteJournal(db, heartbeat_seconds=0.5)
+    return create_app(make_agent(log), journal=journal)
 
 
 def main() -> None:

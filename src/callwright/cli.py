@@ -109,34 +109,25 @@ def serve(args: argparse.Namespace) -> int:
     try:
         import uvicorn
 
-        from .server import create_app
+        from .server import create_app  # noqa: F401  (checks the extra is installed)
     except ImportError as exc:
         console.print(
             f"[red]callwright serve needs the server extra ({exc}).[/red] "
             "Install it with: pip install 'callwright[server]'"
         )
         return 2
-    agent = chosen_agent(args)
-    token, generated = _token(args, console)
-    journal = None
-    if args.db:
-        from .store import SQLiteJournal
-
-        journal = SQLiteJournal(args.db)
-    app = create_app(
-        agent,
-        journal=journal,
-        authenticate=_bearer(token) if token is not None else None,
-        allowed_origins=args.allowed_origin or (),
-        allowed_hosts=args.allowed_host or None,
-    )
-    if args.mcp_path:
-        from .mcp import mount_mcp
-
-        authenticate = _bearer(token) if token is not None else None
-        mount_mcp(
-            app, agent, args.mcp_path, expose_agent=args.expose_agent, authenticate=authenticate
+    if args.workers > 1 and not args.db:
+        console.print(
+            "[red]--workers needs --db: the workers share one run journal "
+            "(approvals asked in one are answered in another)[/red]"
         )
+        return 2
+    token, generated = _token(args, console)
+    try:
+        app, agent, journal = build_app(args, token)
+    except JournalError as exc:
+        console.print(f"[red]{exc}[/red]")
+        return 2
     host = args.host
     shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
     url = f"http://{shown}:{args.port}"
@@ -156,14 +147,86 @@ def serve(args: argparse.Namespace) -> int:
         console.print(f"  MCP (streamable HTTP): {url}{args.mcp_path}")
     if journal is not None:
         console.print(f"  run journal: {args.db} (paused runs survive a restart)")
+    if args.workers > 1:
+        console.print(f"  {args.workers} worker processes on one journal")
     flush = _export_telemetry(args, console)
     sys.stdout.flush()
     try:
-        uvicorn.run(app, host=host, port=args.port, log_level=args.log_level)
+        if args.workers > 1:
+            if journal is not None:
+                journal.close()  # opened to check it; each worker opens its own
+            os.environ[WORKER_ARGS] = json.dumps({**_plain(args), "token": token})
+            uvicorn.run(
+                f"{__name__}:worker_app",
+                factory=True,
+                workers=args.workers,
+                host=host,
+                port=args.port,
+                log_level=args.log_level,
+            )
+        else:
+            uvicorn.run(app, host=host, port=args.port, log_level=args.log_level)
     finally:
         if flush is not None:
             flush()
     return 0
+
+
+WORKER_ARGS = "CALLWRIGHT_SERVE_ARGS"
+"""How ``serve --workers N`` hands its options to the worker processes (uvicorn starts
+each worker from an import string, so the app is built again there)."""
+
+
+class JournalError(Exception):
+    """``--db`` names a file that cannot serve as the run journal."""
+
+
+def build_app(args: argparse.Namespace, token: str | None) -> tuple[Any, Agent, Any]:
+    """The app ``serve`` runs (the agent, its journal, its options), and its parts."""
+    from .server import create_app
+
+    agent = chosen_agent(args)
+    journal = open_journal(args.db, args.retention_days) if args.db else None
+    app = create_app(
+        agent,
+        journal=journal,
+        authenticate=_bearer(token) if token is not None else None,
+        allowed_origins=args.allowed_origin or (),
+        allowed_hosts=args.allowed_host or None,
+    )
+    if args.mcp_path:
+        from .mcp import mount_mcp
+
+        authenticate = _bearer(token) if token is not None else None
+        mount_mcp(
+            app, agent, args.mcp_path, expose_agent=args.expose_agent, authenticate=authenticate
+        )
+    return app, agent, journal
+
+
+def open_journal(path: str, retention_days: float | None = None) -> Any:
+    """The SQLite journal at ``path``, or a ``JournalError`` saying in one line why not."""
+    import sqlite3
+
+    from .store import SQLiteJournal
+
+    try:
+        return SQLiteJournal(path, retention_days=retention_days)
+    except (sqlite3.Error, OSError) as exc:
+        raise JournalError(f"--db {path}: cannot use it as the run journal ({exc})") from None
+
+
+def worker_app() -> Any:
+    """``serve --workers N``: one worker's app, built from the options ``serve`` was given."""
+    options = json.loads(os.environ[WORKER_ARGS])
+    token = options.pop("token")
+    app, _, _ = build_app(argparse.Namespace(**options), token)
+    return app
+
+
+def _plain(args: argparse.Namespace) -> dict[str, Any]:
+    """The options as JSON-ready values (the handler function left out)."""
+    return {k: v for k, v in vars(args).items() if k != "handler"}
 
 
 def _token(args: argparse.Namespace, console: Any) -> tuple[str | None, bool]:
@@ -326,6 +389,21 @@ def parser() -> argparse.ArgumentParser:
         "--db",
         default=None,
         help="a SQLite file for the run journal (history, pending approvals, events)",
+    )
+    s.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="worker processes (needs --db: they share the journal; each owns the runs it "
+        "started, and a killed one's runs are settled by the others)",
+    )
+    s.add_argument(
+        "--retention-days",
+        type=float,
+        default=None,
+        metavar="DAYS",
+        help="with --db: delete the event logs (stream replay) of runs finished longer ago "
+        "(default: keep them)",
     )
     s.add_argument(
         "--token",

@@ -13,12 +13,12 @@ call on the journal, as the library API and tests use it. Asynchronous
 *durable point* and then submitted together, as one ``group``, to the journal's
 writer thread. The durable points are a tool's ``started`` row (before the tool
 runs), its outcome (before the run goes on) and the run's end (before the client
-sees it); there ``record`` returns an awaitable, elsewhere ``None``. The
-segment's first frames and its closing frame also go at once (not waited for),
-and held frames go after ``FLUSH_SECONDS`` or ``FLUSH_BYTES`` so that a replay
-in another process follows a long reply. A failed write makes the awaitable
-raise ``JournalUnavailable``: the run stops rather than go on unrecorded, and
-``finish`` hands the segment back to the journal to settle.
+sees it); there ``record`` returns an awaitable, elsewhere ``None``. Held frames
+go as one chunk with a tool's ``started`` row and with the run's end, and after
+``FLUSH_SECONDS`` or ``FLUSH_BYTES`` so that a replay follows a long reply. A
+failed write makes the awaitable raise ``JournalUnavailable``: the run stops
+rather than go on unrecorded, and ``finish`` hands the segment back to the
+journal to settle.
 """
 
 from __future__ import annotations
@@ -160,7 +160,7 @@ class Recorder:
         assert isinstance(event, ToolExecutionStart)
         args = (self.segment, event.call_id, "started", None, self._frames())
         self._do(self.journal.mark_operation, *args)
-        return self._durable()
+        return self._durable(frames=True)  # a tool may take long: the stream so far goes too
 
     def _on_tool_result(self, event: Event) -> Awaitable[None] | None:
         assert isinstance(event, ToolCallResult)
@@ -244,7 +244,7 @@ class Recorder:
             self.journal.commit, self.segment, self.started.committed, messages, state, pending,
             self._frames(), status, reason,
         )  # fmt: skip
-        return self._durable(last=True) if status is not None else None
+        return self._durable(frames=True) if status is not None else None
 
     # --- writing ----------------------------------------------------------------------
 
@@ -305,10 +305,10 @@ class Recorder:
         if future is not None:
             self._writes.append((future, outcomes))
 
-    def _durable(self, *, last: bool = False) -> Awaitable[None] | None:
+    def _durable(self, *, frames: bool = False) -> Awaitable[None] | None:
         if not self._async:
             return None
-        self._flush(frames=last)
+        self._flush(frames=frames)
         return self._settle()
 
     async def _settle(self) -> None:
