@@ -715,7 +715,7 @@ const examples = [
   "What is 17 * 23?",
   "Count slowly to 5",
   "Save 'Buy milk' in shopping.txt",
-  "What time is it where I am?",
+  "What is the current time in Europe/Paris?",
   "Ask me to confirm before deleting old files",
 ];
 for (const text of examples) {
