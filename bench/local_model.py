@@ -97,6 +97,10 @@ def correct(result: dict[str, Any], case: Case) -> bool:
     return got == case.args
 
 
+UNASKED: list[str] = []
+"""Prompts answered with a ``write_file`` call (an approval dialog) that did not ask for one."""
+
+
 async def accuracy(
     model: LocalModel, schema: dict[str, Any], cases: list[Case], verbose: bool
 ) -> tuple[list[bool], list[float]]:
@@ -106,6 +110,8 @@ async def accuracy(
         result = await one_step(model, schema, case.prompt)
         ok = correct(result, case)
         marks.append(ok)
+        if case.tool != "write_file" and any(n == "write_file" for n, _ in result["calls"]):
+            UNASKED.append(case.prompt)
         if result["first_event"] is not None:
             firsts.append(result["first_event"])
         if verbose:
@@ -171,6 +177,7 @@ def model_options(raw: list[str]) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="accuracy only")
+    parser.add_argument("--speed", action="store_true", help="speed only")
     parser.add_argument("--quiet", action="store_true")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--model", help="a GGUF file (default: the embedded default)")
@@ -195,6 +202,9 @@ def main() -> None:
                 best = max(r for r, _ in rates)
                 detail = f"(median of {args.repeat}, best {best:.1f}, {rates[0][1]} tokens)"
                 print(f"decode {label}: {median:.1f} tokens/s {detail}", flush=True)
+        if args.speed:
+            sys.stdout.flush()
+            os._exit(0)
         halves = ["tuning", "held-out"] if args.split == "both" else [args.split]
         firsts: list[float] = []
         for half in halves:
@@ -204,6 +214,8 @@ def main() -> None:
             marks, times = asyncio.run(accuracy(model, schema, cases, not args.quiet))
             firsts += times
             report_accuracy(half, cases, marks)
+        asked = sum(c.tool != "write_file" for half in halves for c in SPLITS[half])
+        print(f"write_file calls not asked for: {len(UNASKED)} of {asked} prompts {UNASKED}")
         print(f"memory after the prompts: {rss_mib():.0f} MiB resident")
         if firsts:
             firsts.sort()
