@@ -206,10 +206,11 @@ async def test_a_changed_list_is_listed_again_before_the_next_run(changing_stdio
     [(None, {"wipe": True, "whoami": False}), (False, {"wipe": False, "whoami": False})],
 )
 async def test_approval_follows_the_hints_unless_overridden(
-    changing_stdio: Any, rule: Any, asks: dict[str, bool]
+    changing_http: Any, rule: Any, asks: dict[str, bool]
 ) -> None:
     model = scripted(call("wipe", {"target": "db"}))
-    async with Agent(model, toolsets=[changing_stdio(requires_approval=rule)]) as agent:
+    server = MCPServer.http(changing_http.url, name="changing", requires_approval=rule)
+    async with Agent(model, toolsets=[server]) as agent:
         result = await agent.run("wipe")
         needs = {n: agent.toolbox.get(n).needs_approval({}) for n in asks}  # type: ignore[union-attr]
     assert needs == asks

@@ -29,15 +29,16 @@ CLI = [sys.executable, "-m", "callwright.cli", "mcp", "--agent", f"{AGENT}:make_
 
 
 class Asked:
-    """An elicitation callback that answers with ``reply`` and records what it was asked."""
+    """An elicitation callback that answers with the next of ``replies`` and records what it
+    was asked."""
 
-    def __init__(self, reply: types.ElicitResult) -> None:
-        self.reply = reply
+    def __init__(self, *replies: types.ElicitResult) -> None:
+        self.replies = list(replies)
         self.questions: list[types.ElicitRequestParams] = []
 
     async def __call__(self, context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
         self.questions.append(params)
-        return self.reply
+        return self.replies.pop(0)
 
 
 APPROVE = types.ElicitResult(action="accept", content={"approved": True})
@@ -64,12 +65,18 @@ def connect(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
     return make
 
 
-async def test_tools_are_listed_and_called(connect: Any) -> None:
+async def test_tools_are_listed_and_called_with_progress(connect: Any) -> None:
+    seen: list[tuple[float, str | None]] = []
+
+    async def progress(value: float, total: float | None, message: str | None) -> None:
+        seen.append((value, message))
+
     async with connect() as client:
         listed = {t.name: t for t in (await client.list_tools()).tools}
         added = await client.call_tool("add", {"a": 2, "b": 3})
         weather = await client.call_tool("weather", {"city": "Oslo"})
         bad = await client.call_tool("add", {"a": "two"})
+        slow = await client.call_tool("slow", {"steps": 3}, progress_callback=progress)
     assert set(listed) == {"add", "weather", "delete_file", "slow", "wait_for_cancel", "helper"}
     assert listed["add"].input_schema["required"] == ["a", "b"]
     assert listed["delete_file"].annotations is not None
@@ -78,36 +85,38 @@ async def test_tools_are_listed_and_called(connect: Any) -> None:
     assert not added.is_error and added.content[0].text == "5"  # type: ignore[union-attr]
     assert weather.structured_content == {"city": "Oslo", "temperature": 21}
     assert bad.is_error and "Invalid arguments" in bad.content[0].text  # type: ignore[union-attr]
-
-
-async def test_progress_arrives_as_mcp_progress(connect: Any) -> None:
-    seen: list[tuple[float, str | None]] = []
-
-    async def progress(value: float, total: float | None, message: str | None) -> None:
-        seen.append((value, message))
-
-    async with connect() as client:
-        result = await client.call_tool("slow", {"steps": 3}, progress_callback=progress)
-    assert result.content[0].text == "3 steps done"  # type: ignore[union-attr]
+    assert slow.content[0].text == "3 steps done"  # type: ignore[union-attr]
     assert seen == [(1, "step 1/3"), (2, "step 2/3"), (3, "step 3/3")]
 
 
-@pytest.mark.parametrize(("reply", "expected"), [(APPROVE, "deleted /tmp/a"), (DENY, "denied")])
-async def test_approval_is_asked_through_elicitation(
-    connect: Any, reply: types.ElicitResult, expected: str
-) -> None:
-    asked = Asked(reply)
+async def test_approvals_are_asked_through_elicitation(connect: Any) -> None:
+    """Denied, approved, and asked again by the agent run as one tool."""
+    asked = Asked(DENY, APPROVE, APPROVE)
+    seen: list[str | None] = []
+
+    async def progress(value: float, total: float | None, message: str | None) -> None:
+        seen.append(message)
+
     async with connect(elicitation_callback=asked) as client:
-        result = await client.call_tool("delete_file", {"path": "/tmp/a"})
-    (question,) = asked.questions
-    assert question.message == 'Allow delete_file to run with {"path": "/tmp/a"}?'
-    assert isinstance(question, types.ElicitRequestFormParams)
-    assert question.requested_schema["required"] == ["approved"]
-    text = result.content[0].text  # type: ignore[union-attr]
-    assert expected in text
-    assert result.is_error == (reply is DENY)
-    if reply is DENY:
-        assert text == "Tool call denied: not today"
+        denied = await client.call_tool("delete_file", {"path": "/tmp/a"})
+        approved = await client.call_tool("delete_file", {"path": "/tmp/a"})
+        chat = await client.call_tool("helper", {"prompt": "hello"})
+        deleted = await client.call_tool(
+            "helper", {"prompt": "delete /tmp/b"}, progress_callback=progress
+        )
+    first = asked.questions[0]
+    assert first.message == 'Allow delete_file to run with {"path": "/tmp/a"}?'
+    assert isinstance(first, types.ElicitRequestFormParams)
+    assert first.requested_schema["required"] == ["approved"]
+    assert denied.is_error
+    assert denied.content[0].text == "Tool call denied: not today"  # type: ignore[union-attr]
+    assert not approved.is_error
+    assert approved.content[0].text == "deleted /tmp/a"  # type: ignore[union-attr]
+    assert chat.content[0].text == "You said: hello"  # type: ignore[union-attr]
+    assert deleted.content[0].text == "Done: deleted /tmp/b"  # type: ignore[union-attr]
+    assert asked.questions[2].message == 'Allow delete_file to run with {"path": "/tmp/b"}?'
+    assert len(asked.questions) == 3
+    assert "calling delete_file" in seen
 
 
 async def test_a_client_that_cannot_ask_is_refused(connect: Any) -> None:
@@ -118,26 +127,6 @@ async def test_a_client_that_cannot_ask_is_refused(connect: Any) -> None:
         "Not run: delete_file needs a human's approval, and this MCP client cannot ask its "
         "user (it declared no elicitation capability)."
     )
-
-
-async def test_the_agent_runs_as_one_tool_and_asks_for_its_approvals(connect: Any) -> None:
-    asked = Asked(APPROVE)
-    seen: list[str | None] = []
-
-    async def progress(value: float, total: float | None, message: str | None) -> None:
-        seen.append(message)
-
-    async with connect(elicitation_callback=asked) as client:
-        chat = await client.call_tool("helper", {"prompt": "hello"})
-        deleted = await client.call_tool(
-            "helper", {"prompt": "delete /tmp/b"}, progress_callback=progress
-        )
-    assert chat.content[0].text == "You said: hello"  # type: ignore[union-attr]
-    assert deleted.content[0].text == "Done: deleted /tmp/b"  # type: ignore[union-attr]
-    assert [q.message for q in asked.questions] == [
-        'Allow delete_file to run with {"path": "/tmp/b"}?'
-    ]
-    assert "calling delete_file" in seen
 
 
 async def test_cancellation_reaches_the_tool(
