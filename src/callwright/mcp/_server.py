@@ -33,6 +33,7 @@ from mcp.server import Server
 from mcp.server.context import ServerRequestContext
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 
+from .. import acts
 from ..call import ArgumentBuffer, Call, CallState, Decision, ToolError
 from ..context import CancelToken, RunScope
 from ..elicitation import InputAnswer
@@ -139,8 +140,6 @@ class _ToolRunner:
     async def round(
         self, replies: dict[str, Reply], progress: _Progress
     ) -> types.CallToolResult | list[PendingCall]:
-        from .. import acts
-
         call = Call(self.call_id, self.tool.name, 0, self.tool, CallState.INPUT_AVAILABLE)
         call.buffer = ArgumentBuffer(json.dumps(self.arguments))
         try:
@@ -216,11 +215,12 @@ class AgentServer:
     ) -> None:
         self.agent = agent
         self.name = name or agent.name or "callwright"
-        self.agent_tool = (
-            (expose_agent if isinstance(expose_agent, str) else (agent.name or "agent"))
-            if expose_agent
-            else None
-        )
+        self.agent_tool: str | None = None
+        """The name the agent is served under as one tool (None: it is not)."""
+        if isinstance(expose_agent, str):
+            self.agent_tool = expose_agent
+        elif expose_agent:
+            self.agent_tool = agent.name or "agent"
         self.only = set(tools) if tools is not None else None
         self.waiting = Waiting()
         self.server: Server[Any] = Server(

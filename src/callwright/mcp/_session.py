@@ -155,9 +155,3 @@ def why(exc: BaseException) -> str:
         exc = exc.exceptions[0]
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-def describe(value: Any) -> str:
-    """For logs: what a server sent, cut short."""
-    text = repr(value)
-    return text if len(text) <= 200 else text[:197] + "..."
