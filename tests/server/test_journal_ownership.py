@@ -1,0 +1,322 @@
+"""The journaled server (``--db``) over real HTTP, as many users and processes use it:
+threads, runs, approvals and event logs belong to their principal; the journal owns a
+thread's state; a run id names one request of one thread; one thread runs one request at
+a time across processes, and concurrent answers to one approval have one winner; a locked
+database does not stall the event loop."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from starlette.requests import Request
+
+from callwright import Agent, ToolContext, tool
+from callwright.messages import ToolResultMessage, UserMessage
+from callwright.models import ModelRequest, ScriptedModel, call
+from callwright.server import create_app
+from callwright.store import SQLiteJournal
+from live_server import Server
+
+RAN: list[str] = []
+
+
+@tool(requires_approval=True)
+async def delete_file(path: str) -> str:
+    """Delete a file (asks first); takes a moment, so that answers can race."""
+    await asyncio.sleep(0.2)
+    RAN.append(f"delete {path}")
+    return f"deleted {path}"
+
+
+@tool(requires_approval=True, allow_edits=True)
+def pay(amount: int) -> str:
+    """Pay (asks first; the human may change the amount)."""
+    RAN.append(f"pay {amount}")
+    return f"paid {amount}"
+
+
+@tool
+async def slow(seconds: float) -> str:
+    """Runs for a while."""
+    await asyncio.sleep(seconds)
+    return "finished"
+
+
+@tool
+def whoami(ctx: ToolContext) -> str:
+    """The role the thread's state gives."""
+    assert ctx.state is not None
+    return str(ctx.state.data.get("role"))
+
+
+def script(request: ModelRequest) -> list[Any]:
+    last = request.messages[-1]
+    if isinstance(last, ToolResultMessage):
+        return [f"Done: {last.content}"]
+    assert isinstance(last, UserMessage)
+    word, _, rest = last.content.partition(" ")
+    calls = {
+        "delete": lambda: call("delete_file", {"path": rest}, id=new_id()),
+        "pay": lambda: call("pay", {"amount": int(rest)}, id=new_id()),
+        "slow": lambda: call("slow", {"seconds": float(rest)}, id=new_id()),
+        "role": lambda: call("whoami", {}, id=new_id()),
+    }
+    return [calls[word]()] if word in calls else [f"You said: {last.content}"]
+
+
+def new_id() -> str:
+    return f"call_{uuid.uuid4().hex[:10]}"
+
+
+def agent() -> Agent:
+    return Agent(ScriptedModel(script, record=False), [delete_file, pay, slow, whoami])
+
+
+def as_user(request: Request) -> str | None:
+    """The test's authentication: the caller names themself."""
+    return request.headers.get("x-user")
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> str:
+    return str(tmp_path / "runs.db")
+
+
+@pytest.fixture
+def served(db: str) -> Iterator[tuple[str, SQLiteJournal]]:
+    journal = SQLiteJournal(db)
+    with Server(create_app(agent(), journal=journal, authenticate=as_user)) as server:
+        yield server.url, journal
+    journal.close()
+
+
+@pytest.fixture
+def second(db: str) -> Iterator[str]:
+    """Another server process on the same journal file (its own journal and lease)."""
+    journal = SQLiteJournal(db)
+    with Server(create_app(agent(), journal=journal, authenticate=as_user)) as server:
+        yield server.url
+    journal.close()
+
+
+def post(
+    url: str,
+    user: str,
+    thread: str,
+    text: str | None,
+    *,
+    run_id: str | None = None,
+    **extra: Any,
+) -> httpx.Response:
+    body = {
+        "threadId": thread,
+        "runId": run_id or f"run_{uuid.uuid4().hex}",
+        "messages": [{"id": uuid.uuid4().hex, "role": "user", "content": text}] if text else [],
+        "tools": [],
+        "context": [],
+        "state": {},
+        "forwardedProps": {},
+        **extra,
+    }
+    return httpx.post(url + "/agui", json=body, headers={"x-user": user}, timeout=30)
+
+
+def frames(response: httpx.Response) -> list[dict[str, Any]]:
+    return [json.loads(b[6:]) for b in response.text.split("\n\n") if b.startswith("data: ")]
+
+
+def text_of(events: list[dict[str, Any]]) -> str:
+    return "".join(e["delta"] for e in events if e["type"] == "TEXT_MESSAGE_CONTENT")
+
+
+def pause(url: str, user: str, thread: str, text: str, run_id: str | None = None) -> str:
+    events = frames(post(url, user, thread, text, run_id=run_id))
+    outcome = events[-1]["outcome"]
+    assert outcome["type"] == "interrupt", events[-1]
+    return str(outcome["interrupts"][0]["id"])
+
+
+def resume(interrupt: str, approved: bool = True, **payload: Any) -> dict[str, Any]:
+    return {
+        "resume": [
+            {
+                "interruptId": interrupt,
+                "status": "resolved",
+                "payload": {"approved": approved, **payload},
+            }
+        ]
+    }
+
+
+def refused(response: httpx.Response, status: int, code: str) -> None:
+    assert response.status_code == status, response.text
+    assert response.json()["error"]["code"] == code, response.text
+
+
+# --- ownership -----------------------------------------------------------------------
+
+
+def test_another_principal_cannot_continue_approve_or_replay_a_thread(
+    served: tuple[str, SQLiteJournal],
+) -> None:
+    url, journal = served
+    RAN.clear()
+    interrupt = pause(url, "alice", "t-alice", "delete secret.txt", run_id="run-alice")
+    before = journal.snapshot()
+
+    refused(post(url, "bob", "t-alice", "what did alice say?"), 404, "not_found")
+    refused(post(url, "bob", "t-alice", None, **resume(interrupt)), 404, "not_found")
+    refused(post(url, "bob", "t-bob", None, **resume(interrupt)), 404, "unknown_approval")
+    replay = httpx.get(f"{url}/runs/run-alice/events", headers={"x-user": "bob"})
+    refused(replay, 404, "unknown_run")
+    assert journal.history("t-alice", "bob") == [] and journal.pending("t-alice", "bob") == []
+    assert journal.snapshot() == before  # nothing written for bob
+    assert RAN == []
+
+    done = frames(post(url, "alice", "t-alice", None, **resume(interrupt)))
+    assert text_of(done) == "Done: deleted secret.txt" and RAN == ["delete secret.txt"]
+    mine = httpx.get(f"{url}/runs/run-alice/events", headers={"x-user": "alice"})
+    assert mine.status_code == 200 and '"RUN_FINISHED"' in mine.text
+
+
+def test_a_journaled_threads_state_is_the_journals_not_the_clients(
+    served: tuple[str, SQLiteJournal],
+) -> None:
+    url, journal = served
+    first = frames(post(url, "alice", "t-state", "role", state={"role": "user"}))
+    assert text_of(first) == "Done: user"
+    again = frames(post(url, "alice", "t-state", "role", state={"role": "admin"}))
+    assert text_of(again) == "Done: user"  # the client's state was ignored
+    snapshots = [e["snapshot"] for e in again if e["type"] == "STATE_SNAPSHOT"]
+    assert snapshots == [{"role": "user"}]
+    assert journal.state("t-state", "alice") == {"role": "user"}
+
+
+def test_the_same_run_id_on_two_threads_is_refused(served: tuple[str, SQLiteJournal]) -> None:
+    url, _ = served
+    first = post(url, "alice", "t-one", "hello one", run_id="run-shared")
+    assert first.status_code == 200
+    again = post(url, "alice", "t-two", "hello two", run_id="run-shared")
+    refused(again, 409, "run_id_in_use")
+    assert "hello one" not in again.text
+    replay = httpx.get(f"{url}/runs/run-shared/events", headers={"x-user": "alice"})
+    assert replay.text == first.text  # one thread's events, never the other's
+    # run ids are scoped to their principal: bob's run-shared is another run
+    bobs = post(url, "bob", "t-bob", "hello bob", run_id="run-shared")
+    assert bobs.status_code == 200
+    assert httpx.get(f"{url}/runs/run-shared/events", headers={"x-user": "bob"}).text == bobs.text
+
+
+# --- one thread, one run -------------------------------------------------------------
+
+
+def in_background(fn: Any, *args: Any, **kwargs: Any) -> tuple[threading.Thread, list[Any]]:
+    out: list[Any] = []
+    worker = threading.Thread(target=lambda: out.append(fn(*args, **kwargs)))
+    worker.start()
+    return worker, out
+
+
+def wait_until(condition: Any, timeout: float = 10) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.02)
+
+
+def running(journal: SQLiteJournal) -> bool:
+    return any(row[2] == "running" for row in journal.snapshot()["runs"])
+
+
+def test_a_thread_running_in_another_process_is_busy(
+    served: tuple[str, SQLiteJournal], second: str
+) -> None:
+    url, journal = served
+    worker, out = in_background(post, url, "alice", "t-busy", "slow 1.5")
+    wait_until(lambda: running(journal))
+    refused(post(second, "alice", "t-busy", "me too"), 409, "thread_busy")
+    worker.join(30)
+    assert text_of(frames(out[0])) == "Done: finished"
+    after = post(second, "alice", "t-busy", "now")  # the thread is free again
+    assert text_of(frames(after)) == "You said: now"
+
+
+def test_concurrent_answers_to_one_approval_have_one_winner(
+    served: tuple[str, SQLiteJournal], second: str
+) -> None:
+    url, _ = served
+    RAN.clear()
+    interrupt = pause(url, "alice", "t-race", "delete race.txt")
+    barrier = threading.Barrier(2)
+
+    def answer(server: str) -> httpx.Response:
+        barrier.wait()
+        return post(server, "alice", "t-race", None, **resume(interrupt))
+
+    workers = [in_background(answer, server) for server in (url, second)]
+    for worker, _ in workers:
+        worker.join(30)
+    responses = [out[0] for _, out in workers]
+    statuses = sorted(r.status_code for r in responses)
+    assert statuses == [200, 409], [r.text for r in responses]
+    loser = next(r for r in responses if r.status_code == 409)
+    assert loser.json()["error"]["code"] in ("thread_busy", "already_answered")
+    assert RAN == ["delete race.txt"]
+
+
+# --- edited arguments ----------------------------------------------------------------
+
+
+def test_edited_arguments_apply_where_the_tool_allows_edits(
+    served: tuple[str, SQLiteJournal],
+) -> None:
+    url, _ = served
+    RAN.clear()
+    interrupt = pause(url, "alice", "t-pay", "pay 500")
+    done = frames(post(url, "alice", "t-pay", None, **resume(interrupt, arguments={"amount": 150})))
+    assert text_of(done) == "Done: paid 150" and RAN == ["pay 150"]
+    interrupt = pause(url, "alice", "t-edit", "delete a.txt")
+    edited = post(url, "alice", "t-edit", None, **resume(interrupt, arguments={"path": "/etc"}))
+    refused(edited, 409, "arguments_changed")
+    assert RAN == ["pay 150"]
+
+
+# --- a locked database ---------------------------------------------------------------
+
+
+def test_a_locked_database_delays_only_the_runs_that_write(
+    served: tuple[str, SQLiteJournal], db: str
+) -> None:
+    """Another process holds the write lock for 1.5 s: a new run waits for it (the
+    journal's busy timeout), while the server keeps answering within 100 ms."""
+    url, _ = served
+    assert post(url, "alice", "t-warm", "hello").status_code == 200
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        worker, out = in_background(post, url, "alice", "t-locked", "hello while locked")
+        time.sleep(0.2)
+        worst = 0.0
+        with httpx.Client(timeout=5) as http:
+            for _ in range(10):
+                started = time.perf_counter()
+                assert http.get(url + "/").status_code == 200
+                worst = max(worst, time.perf_counter() - started)
+                time.sleep(0.1)
+        assert not out  # the run is still waiting for the lock
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    worker.join(30)
+    assert text_of(frames(out[0])) == "You said: hello while locked"
+    assert worst < 0.1, f"the loop stalled for {worst * 1000:.0f} ms"
