@@ -228,3 +228,43 @@ def test_the_journal_refuses_answers_it_cannot_keep(
     journal.close()
     assert refused.status_code == 409
     assert refused.json()["error"]["code"] == "input_not_journaled"
+
+
+def test_the_app_lifespan_closes_the_sessions(everything_command: list[str]) -> None:
+    import socket
+    import threading
+    import time
+
+    import uvicorn
+
+    server = everything(everything_command)
+    closed: list[bool] = []
+    close = server.aclose
+
+    async def spy() -> None:
+        closed.append(server._connection._owner is not None)
+        await close()
+
+    server.aclose = spy  # type: ignore[method-assign]
+    app = create_app(make_agent(server))
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    running = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=running.run, kwargs={"sockets": [sock]})
+    thread.start()
+    try:
+        while not running.started:
+            time.sleep(0.02)
+        with httpx.Client(base_url=url, timeout=60) as client:
+            thread_id = f"t-{uuid.uuid4().hex}"
+            user = [{"id": "u1", "role": "user", "content": "ask"}]
+            events = frames(client.post("/agui", json=agui_body(thread_id, user)))
+        assert events[-1]["type"] == "RUN_FINISHED"
+        assert server._connection._owner is not None  # the session is open
+    finally:
+        running.should_exit = True
+        thread.join(20)
+        sock.close()
+    assert closed == [True]  # closed by the app's lifespan while the session was open
+    assert server._connection._owner is None

@@ -261,12 +261,16 @@ class Endpoints(Generic[DepsT]):
     @contextlib.asynccontextmanager
     async def lifespan(self, app: object) -> AsyncIterator[None]:
         """For ``Starlette(lifespan=...)`` or ``FastAPI(lifespan=...)``: settle the runs a
-        previous process left unfinished before serving, close the journal after."""
+        previous process left unfinished before serving, close the journal and the agent's
+        toolsets (MCP sessions) after."""
         self.recover()
         try:
             yield
         finally:
-            self.close()
+            try:
+                await self.agent.aclose()
+            finally:
+                self.close()
 
     def recover(self) -> list[str]:
         """Settle the journal's interrupted runs (tools marked idempotent run again);
