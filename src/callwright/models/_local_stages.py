@@ -278,10 +278,13 @@ def copy_strings(schema: dict[str, Any], text: str) -> dict[str, Any]:
         return schema
     out: dict[str, Any] = json.loads(json.dumps(schema))
     required = out.setdefault("required", [])
-    for key, prop in out.get("properties", {}).items():
-        copied = out["properties"][key] = _copy_string(prop, options)
+    props = out.get("properties", {})
+    for key, prop in list(props.items()):
+        copied = props[key] = _copy_string(prop, options)
         if "anyOf" in prop and "enum" in copied and key not in required:
             required.append(key)  # the user named a value that fits: it must be given
+        elif copied.get("type") == "null" and key not in required:
+            del props[key]  # nothing fits: left out (a lone null lets a model ramble)
     return out
 
 
