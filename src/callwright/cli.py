@@ -107,9 +107,9 @@ def _console(stderr: bool = False) -> Any:
 def serve(args: argparse.Namespace) -> int:
     console = _console()
     try:
-        import uvicorn
+        import uvicorn  # noqa: F401  (the server extra is installed)
 
-        from .server import create_app  # noqa: F401  (checks the extra is installed)
+        from .server import create_app  # noqa: F401
     except ImportError as exc:
         console.print(
             f"[red]callwright serve needs the server extra ({exc}).[/red] "
@@ -152,24 +152,31 @@ def serve(args: argparse.Namespace) -> int:
     flush = _export_telemetry(args, console)
     sys.stdout.flush()
     try:
-        if args.workers > 1:
-            if journal is not None:
-                journal.close()  # opened to check it; each worker opens its own
-            os.environ[WORKER_ARGS] = json.dumps({**_plain(args), "token": token})
-            uvicorn.run(
-                f"{__name__}:worker_app",
-                factory=True,
-                workers=args.workers,
-                host=host,
-                port=args.port,
-                log_level=args.log_level,
-            )
-        else:
-            uvicorn.run(app, host=host, port=args.port, log_level=args.log_level)
+        _run_server(args, app, journal, token)
     finally:
         if flush is not None:
             flush()
     return 0
+
+
+def _run_server(args: argparse.Namespace, app: Any, journal: Any, token: str | None) -> None:
+    """uvicorn on the app; with ``--workers N``, on N processes that each build it."""
+    import uvicorn
+
+    if args.workers == 1:
+        uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
+        return
+    if journal is not None:
+        journal.close()  # opened to check it; each worker opens its own
+    os.environ[WORKER_ARGS] = json.dumps({**_plain(args), "token": token})
+    uvicorn.run(
+        f"{__name__}:worker_app",
+        factory=True,
+        workers=args.workers,
+        host=args.host,
+        port=args.port,
+        log_level=args.log_level,
+    )
 
 
 WORKER_ARGS = "CALLWRIGHT_SERVE_ARGS"
@@ -385,26 +392,7 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--host", default="127.0.0.1")
     s.add_argument("--port", type=int, default=8000)
     s.add_argument("--log-level", default="info")
-    s.add_argument(
-        "--db",
-        default=None,
-        help="a SQLite file for the run journal (history, pending approvals, events)",
-    )
-    s.add_argument(
-        "--workers",
-        type=int,
-        default=1,
-        help="worker processes (needs --db: they share the journal; each owns the runs it "
-        "started, and a killed one's runs are settled by the others)",
-    )
-    s.add_argument(
-        "--retention-days",
-        type=float,
-        default=None,
-        metavar="DAYS",
-        help="with --db: delete the event logs (stream replay) of runs finished longer ago "
-        "(default: keep them)",
-    )
+    journal_options(s)
     s.add_argument(
         "--token",
         nargs="?",
@@ -462,6 +450,30 @@ def parser() -> argparse.ArgumentParser:
     agent_option(t)
     t.set_defaults(handler=tools)
     return top
+
+
+def journal_options(s: argparse.ArgumentParser) -> None:
+    """``serve``'s run journal and worker processes."""
+    s.add_argument(
+        "--db",
+        default=None,
+        help="a SQLite file for the run journal (history, pending approvals, events)",
+    )
+    s.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="worker processes (needs --db: they share the journal; each owns the runs it "
+        "started, and a killed one's runs are settled by the others)",
+    )
+    s.add_argument(
+        "--retention-days",
+        type=float,
+        default=None,
+        metavar="DAYS",
+        help="with --db: delete the event logs (stream replay) of runs finished longer ago "
+        "(default: keep them)",
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -13,6 +13,8 @@ import os
 import secrets
 import socket
 import sqlite3
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 
 HOST = socket.gethostname()
@@ -95,3 +97,39 @@ def process_exists(pid: int) -> bool:
     except OSError:
         return True  # no /proc (macOS): the signal check is all there is
     return stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3] != b"Z"
+
+
+class Heartbeat:
+    """A thread that posts ``tick`` to the journal's writer every ``interval`` seconds
+    (never a second one while the first is still queued: a slow writer is not buried)."""
+
+    def __init__(
+        self, interval: float, post: Callable[[Callable[[], None]], None], tick: Callable[[], None]
+    ) -> None:
+        self.interval = interval
+        self._post = post
+        self._tick = tick
+        self._stop = threading.Event()
+        self._queued = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._beat, name="callwright-lease", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(10)
+
+    def _beat(self) -> None:
+        while not self._stop.wait(self.interval):
+            if not self._queued.is_set():
+                self._queued.set()
+                self._post(self._run)
+
+    def _run(self) -> None:
+        try:
+            self._tick()
+        finally:
+            self._queued.clear()

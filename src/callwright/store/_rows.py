@@ -87,15 +87,6 @@ def split_chunk(offsets: str, lengths: str, frames: bytes) -> list[tuple[int, by
     return out
 
 
-def commit(db: sqlite3.Connection) -> None:
-    try:
-        db.execute("COMMIT")
-    except BaseException:
-        if db.in_transaction:
-            db.execute("ROLLBACK")
-        raise
-
-
 def thread_of(db: sqlite3.Connection, thread_id: str, principal: str) -> bool:
     row = db.execute(
         "SELECT 1 FROM threads WHERE id = ? AND principal = ?", (thread_id, principal)

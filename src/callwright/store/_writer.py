@@ -74,11 +74,7 @@ class JournalWriter:
             if future is not None:
                 future.set_exception(RuntimeError("the journal is closed"))
             return future
-        if not self._started:
-            with self._lock:
-                if not self._started:
-                    self._started = True
-                    self._thread.start()
+        self._start()
         item = _Item(fn, args, future)
         if loop is None:
             self._queue.put(item)
@@ -89,6 +85,20 @@ class JournalWriter:
             loop.call_soon(self._hand_over, loop)
         waiting.append(item)
         return future
+
+    def post(self, fn: Callable[..., Any], /, *args: Any) -> None:
+        """Queue ``fn(*args)`` with nobody waiting for it (a failure is logged)."""
+        if self._closed:
+            return
+        self._start()
+        self._queue.put(_Item(fn, args, None))
+
+    def _start(self) -> None:
+        if not self._started:
+            with self._lock:
+                if not self._started:
+                    self._started = True
+                    self._thread.start()
 
     def _hand_over(self, loop: asyncio.AbstractEventLoop) -> None:
         self._queue.put(self._waiting.pop(loop))

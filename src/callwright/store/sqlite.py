@@ -22,12 +22,12 @@ from typing import Any, TypeVar
 from ..messages import Message
 from . import _owners
 from ._input import split_request
+from ._owners import Heartbeat
 from ._recovery import INTERRUPTED, settle_run
 from ._rows import (
     append_events,
     check_request_id,
     close,
-    commit,
     complete,
     fence,
     load_history,
@@ -42,6 +42,7 @@ from ._rows import (
     write_messages,
 )
 from ._schema import connect, prepare
+from ._tx import Transactions
 from ._verify import verify_answers
 from ._writer import JournalWriter
 from .base import (
@@ -96,11 +97,10 @@ class SQLiteJournal:
         except BaseException:
             self._db.close()
             raise
-        self._lock = threading.RLock()
+        self._txs = Transactions(self._db)
+        self._tx = self._txs.tx
+        self._lock = self._txs.lock
         self._read_lock = threading.Lock()
-        self._in_batch = False
-        self._batch_lost: BaseException | None = None
-        self._depth = 0
         self._writer = JournalWriter(self.batch)
         self._owner: str | None = None
         self._live: set[int] = set()
@@ -108,9 +108,7 @@ class SQLiteJournal:
         self._planned: set[int] = set()
         self._renewed = 0.0
         self._idempotent: set[str] = set()
-        self._stop = threading.Event()
-        self._ticker: threading.Thread | None = None
-        self._tick_pending = False
+        self._heartbeat = Heartbeat(self.heartbeat_seconds, self._writer.post, self._tick)
         self._closed = False
 
     @property
@@ -120,66 +118,9 @@ class SQLiteJournal:
 
     # --- transactions and the writer --------------------------------------------------
 
-    @contextlib.contextmanager
-    def batch(self) -> Iterator[None]:
+    def batch(self) -> contextlib.AbstractContextManager[None]:
         """One transaction for the calls made inside; each call is a savepoint in it."""
-        with self._lock:
-            db = self._db
-            db.execute("BEGIN IMMEDIATE")
-            self._in_batch, self._batch_lost = True, None
-            try:
-                yield
-            except BaseException:
-                self._in_batch = False
-                if db.in_transaction:
-                    db.execute("ROLLBACK")
-                raise
-            self._in_batch = False
-            if self._batch_lost is not None:  # SQLite rolled the transaction back itself
-                raise self._batch_lost
-            commit(db)
-
-    @contextlib.contextmanager
-    def _tx(self) -> Iterator[sqlite3.Connection]:
-        """A transaction of its own, or a savepoint inside a ``batch``; inside another
-        ``_tx`` (a ``group``), part of that one."""
-        with self._lock:
-            db = self._db
-            if self._depth:
-                yield db
-                return
-            self._depth += 1
-            try:
-                if self._in_batch:
-                    with self._savepoint(db):
-                        yield db
-                else:
-                    db.execute("BEGIN IMMEDIATE")
-                    try:
-                        yield db
-                    except BaseException:
-                        if db.in_transaction:
-                            db.execute("ROLLBACK")
-                        raise
-                    commit(db)
-            finally:
-                self._depth -= 1
-
-    @contextlib.contextmanager
-    def _savepoint(self, db: sqlite3.Connection) -> Iterator[None]:
-        if self._batch_lost is not None:
-            raise self._batch_lost
-        db.execute("SAVEPOINT call")
-        try:
-            yield
-        except BaseException as exc:
-            if db.in_transaction:
-                db.execute("ROLLBACK TO call")
-                db.execute("RELEASE call")
-            else:  # SQLite rolled the whole transaction back (a full disk, an I/O error)
-                self._batch_lost = exc
-            raise
-        db.execute("RELEASE call")
+        return self._txs.batch()
 
     @contextlib.contextmanager
     def group(self) -> Iterator[None]:
@@ -201,9 +142,8 @@ class SQLiteJournal:
             owner = _owners.new_owner_id()
             _owners.LIVE_HERE.add(owner)
             self._owner = owner
-        self._writer.submit(self._register)
-        self._ticker = threading.Thread(target=self._beat, name="callwright-lease", daemon=True)
-        self._ticker.start()
+        self._writer.post(self._register)
+        self._heartbeat.start()
 
     def _register(self) -> None:
         assert self._owner is not None
@@ -211,14 +151,8 @@ class SQLiteJournal:
             _owners.register(db, self._owner, time.time(), self.lease_seconds)
         self._renewed = time.monotonic()
 
-    def _beat(self) -> None:
-        while not self._stop.wait(self.heartbeat_seconds):
-            if self._tick_pending:
-                continue  # the writer is behind: do not pile up heartbeats
-            self._tick_pending = True
-            self._writer.submit(self._tick)
-
     def _tick(self) -> None:
+        """On the writer thread, each heartbeat: renew the lease, settle what is due."""
         try:
             with self._tx() as db:
                 if self._owner is not None:
@@ -227,17 +161,13 @@ class SQLiteJournal:
             self.sweep()
         except Exception as exc:  # a full disk: the next beat tries again
             log.warning("journal heartbeat failed: %s", exc)
-        finally:
-            self._tick_pending = False
 
     def close(self) -> None:
         """Finish queued writes, give up this process's lease, close the connections."""
         if self._closed:
             return
         self._closed = True
-        self._stop.set()
-        if self._ticker is not None:
-            self._ticker.join(10)
+        self._heartbeat.stop()
         self._writer.close()
         if self._owner is not None:
             with contextlib.suppress(sqlite3.Error), self._tx() as db:
@@ -638,7 +568,7 @@ class SQLiteJournal:
         self._orphans[segment.id] = list(unwritten)
         self._live.discard(segment.id)
         if not self._closed:
-            self._writer.submit(self._settle_orphans)
+            self._writer.post(self._settle_orphans)
 
     def _settle_orphans(self) -> None:
         try:
