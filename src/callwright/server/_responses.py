@@ -105,8 +105,7 @@ async def replay_response(
     deleted under the journal's retention."""
     known = await asyncio.to_thread(journal.has_events, run_id, principal)
     if not known:
-        expired = getattr(journal, "expired", None)
-        if expired is not None and await asyncio.to_thread(expired, run_id, principal):
+        if await asyncio.to_thread(journal.expired, run_id, principal):
             return refusal(
                 WireError(f"the events of run {run_id!r} are no longer kept", "expired", 410)
             )

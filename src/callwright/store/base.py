@@ -253,6 +253,10 @@ class Journal(Protocol):
 
     def has_events(self, request_id: str, principal: str = "") -> bool: ...
 
+    def expired(self, request_id: str, principal: str = "") -> bool:
+        """Whether the segment's event log was deleted under the retention setting."""
+        ...
+
     def segment_done(self, request_id: str, principal: str = "") -> bool: ...
 
     def release(self, segment: Segment, unwritten: list[tuple[str, Any]] | None = None) -> None:
