@@ -7,15 +7,19 @@ the embedded one) and send ``Authorization: Bearer <token>`` with every request:
 the token is ``$APP_TOKEN``, or the one printed at start-up.
 
 Your app decides who the caller is (here a bearer token, with FastAPI's
-``HTTPBearer``) and what the tools get (``deps``, read as ``ctx.deps``);
-callwright's ``Endpoints`` turn the request into a run and stream it back:
-AG-UI at ``POST /agui``, the AI SDK UI message stream at ``POST /api/chat``, and
-(with a journal) a dropped stream's replay at ``GET /runs/{run_id}/events``.
+``HTTPBearer``); the caller's name is the run's principal, which owns its
+threads, runs and approvals, and ``deps_factory`` makes what the tools get from
+it (``deps``, read as ``ctx.deps``). callwright's ``Endpoints`` turn the request
+into a run and stream it back: AG-UI at ``POST /agui``, the AI SDK UI message
+stream at ``POST /api/chat``, and (with a journal) a dropped stream's replay at
+``GET /runs/{run_id}/events``. A front end served from another origin (a Vite dev
+server, say) is listed in ``$APP_ORIGINS`` (comma-separated); the endpoints
+answer its CORS preflights and refuse every other site's pages on their own.
 """
 
 import os
 import secrets
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -41,11 +45,21 @@ def whoami(ctx: ToolContext[Deps]) -> str:
     return ctx.deps.user if ctx.deps is not None else "nobody"
 
 
+def deps_of(request: Request, user: str | None) -> Deps:
+    """The tools' view of the caller, made from the principal the route passes."""
+    return Deps(user or "nobody")
+
+
 def build_app(
-    agent: Agent[Deps, Any], tokens: Mapping[str, str], *, journal: Journal | None = None
+    agent: Agent[Deps, Any],
+    tokens: Mapping[str, str],
+    *,
+    journal: Journal | None = None,
+    origins: Sequence[str] = (),
 ) -> FastAPI:
-    """The app: ``tokens`` maps each bearer token to the user it authenticates."""
-    endpoints = Endpoints(agent, journal=journal)
+    """The app: ``tokens`` maps each bearer token to the user it authenticates; pages of
+    ``origins`` may call it from another origin."""
+    endpoints = Endpoints(agent, journal=journal, deps_factory=deps_of, allowed_origins=origins)
     bearer = HTTPBearer(auto_error=False)
 
     def current_user(
@@ -63,15 +77,19 @@ def build_app(
 
     @app.post("/agui")
     async def agui(request: Request, user: User) -> Response:
-        return await endpoints.handle_agui(request, deps=Deps(user), principal=user)
+        return await endpoints.handle_agui(request, principal=user)
 
     @app.post("/api/chat")
     async def chat(request: Request, user: User) -> Response:
-        return await endpoints.handle_chat(request, deps=Deps(user), principal=user)
+        return await endpoints.handle_chat(request, principal=user)
 
     @app.get("/runs/{run_id}/events")
     async def replay(request: Request, run_id: str, user: User) -> Response:
         return await endpoints.handle_replay(request, run_id=run_id, principal=user)
+
+    # CORS preflights carry no credentials: answered before authentication.
+    for path in ("/agui", "/api/chat", "/runs/{run_id}/events"):
+        app.add_api_route(path, endpoints.handle_preflight, methods=["OPTIONS"])
 
     return app
 
@@ -86,8 +104,9 @@ def main() -> None:
         deps_type=Deps,
         instructions="Call whoami when asked who the user is.",
     )
+    origins = [o for o in os.environ.get("APP_ORIGINS", "").split(",") if o]
     print(f"Authorization: Bearer {token}")
-    uvicorn.run(build_app(agent, {token: "alice"}), host="127.0.0.1", port=8000)
+    uvicorn.run(build_app(agent, {token: "alice"}, origins=origins), host="127.0.0.1", port=8000)
 
 
 if __name__ == "__main__":
