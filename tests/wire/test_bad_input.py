@@ -486,6 +486,102 @@ CASES = [
         404,
         "unknown_call",
     ),
+    # --- ids, content types, origins, hosts ---------------------------------
+    Case("agui run id with CR/LF", "/agui", agui_with(runId="r\r\nx-a: 1"), 400, "invalid_id"),
+    Case(
+        "agui run id of 5,000 characters", "/agui", agui_with(runId="r" * 5000), 400, "invalid_id"
+    ),
+    Case("agui thread id with a space", "/agui", agui_with(threadId="a b"), 400, "invalid_id"),
+    Case(
+        "agui tool call id with markup",
+        "/agui",
+        agui_with(
+            messages=[
+                {
+                    "id": "a1",
+                    "role": "assistant",
+                    "toolCalls": [
+                        {
+                            "id": "<b>",
+                            "type": "function",
+                            "function": {"name": "x", "arguments": "{}"},
+                        }
+                    ],
+                }
+            ]
+        ),
+        400,
+        "invalid_id",
+    ),
+    Case(
+        "agui interrupt id with CR/LF",
+        "/agui",
+        agui_with(resume=resume("apr\r\nx")),
+        400,
+        "invalid_id",
+    ),
+    Case(
+        "agui text/plain body",
+        "/agui",
+        lambda e: (json.dumps(agui("t")).encode(), {"content-type": "text/plain"}),
+        415,
+        "unsupported_media_type",
+    ),
+    Case(
+        "agui form post from another site",
+        "/agui",
+        lambda e: (
+            b"threadId=t",
+            {
+                "content-type": "application/x-www-form-urlencoded",
+                "origin": "https://evil.example",
+            },
+        ),
+        403,
+        "origin_not_allowed",
+    ),
+    Case(
+        "agui JSON from another site",
+        "/agui",
+        lambda e: (
+            json.dumps(agui("t")).encode(),
+            {"content-type": "application/json", "origin": "https://evil.example"},
+        ),
+        403,
+        "origin_not_allowed",
+    ),
+    Case(
+        "agui DNS-rebinding Host",
+        "/agui",
+        lambda e: (
+            json.dumps(agui("t")).encode(),
+            {"content-type": "application/json", "host": "evil.example"},
+        ),
+        400,
+        "invalid_host",
+    ),
+    Case("chat chat id with CR/LF", "/api/chat", lambda e: chat("c\r\nx"), 400, "invalid_id"),
+    Case(
+        "chat approval id of 200 characters",
+        "/api/chat",
+        lambda e: chat("c", None, [approval_part("pay", "c1", "a" * 200, {"amount": 1})]),
+        400,
+        "invalid_id",
+    ),
+    Case(
+        "chat text/plain body",
+        "/api/chat",
+        lambda e: (json.dumps(chat("c")).encode(), {"content-type": "text/plain;charset=UTF-8"}),
+        415,
+        "unsupported_media_type",
+    ),
+    Case(
+        "replay of a run id with CR/LF",
+        "GET /runs/r%0D%0Ax/events",
+        lambda e: None,
+        400,
+        "invalid_id",
+    ),
     # --- the HTTP shell ------------------------------------------------------
     Case("GET on the AG-UI endpoint", "GET /agui", lambda e: None, 405, "method_not_allowed"),
     Case("unknown path", "/nowhere", lambda e: {}, 404, "not_found"),
