@@ -58,7 +58,7 @@ from .events import (
     ToolProgress,
 )
 from .telemetry._log import log_failed_call
-from .tool import Executor, as_result
+from .tool import Executor, Tool, as_result
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,47 +252,55 @@ class StepExecutor(Generic[DepsT]):
         if verdict is not None and verdict.outcome == "user-approval":
             call.transition(CallState.APPROVAL_REQUESTED)
             if decision is None:
-                if call.approval_id is None:
-                    call.approval_id = (
-                        self.policy.approval_ids(call.id, call.tool_name, call.raw_arguments)
-                        if self.policy.approval_ids is not None
-                        else new_approval_id()
-                    )
-                reason = call.meta.get("_reasoningForCall")
-                self.pending.append(
-                    PendingCall(
-                        call.id,
-                        call.tool_name,
-                        call.raw_arguments,
-                        "approval",
-                        call.approval_id,
-                        reason,
-                        tool.parameters if tool.allow_edits else None,
-                    )
-                )
-                return [
-                    ApprovalRequested(
-                        call.id, call.approval_id, call.tool_name, call.raw_arguments, reason
-                    )
-                ]
-            call.decision = decision
-            call.transition(CallState.APPROVAL_RESPONDED)
-            events.append(
-                ApprovalResolved(call.id, call.approval_id, decision.approved, decision.reason)
-            )
-            if not decision.approved:
-                call.fail(Denied(decision.reason or ""))
+                return self._ask(call, tool)
+            events = self._decide(call, decision)
+            if call.done:
                 return events + self._finished(call)
-            if decision.arguments is not None:
-                error = self._apply_edit(call, decision.arguments)
-                if error is not None:
-                    call.fail(error)
-                    return events + self._finished(call)
         if kind == "latent":
             acts.answer_latent(call)
             return events + self._finished(call)
         assert executor is not None
         runnable.append((call, executor))
+        return events
+
+    def _ask(self, call: Call, tool: Tool) -> list[Event]:
+        """Park the call as a pending approval; the run pauses on it."""
+        if call.approval_id is None:
+            call.approval_id = (
+                self.policy.approval_ids(call.id, call.tool_name, call.raw_arguments)
+                if self.policy.approval_ids is not None
+                else new_approval_id()
+            )
+        reason = call.meta.get("_reasoningForCall")
+        edit_schema = tool.parameters if tool.allow_edits else None
+        self.pending.append(
+            PendingCall(
+                call.id,
+                call.tool_name,
+                call.raw_arguments,
+                "approval",
+                call.approval_id,
+                reason,
+                edit_schema,
+            )
+        )
+        return [
+            ApprovalRequested(call.id, call.approval_id, call.tool_name, call.raw_arguments, reason)
+        ]
+
+    def _decide(self, call: Call, decision: Decision) -> list[Event]:
+        """Apply a human's decision; a denial or a refused edit leaves the call failed."""
+        call.decision = decision
+        call.transition(CallState.APPROVAL_RESPONDED)
+        events: list[Event] = [
+            ApprovalResolved(call.id, call.approval_id, decision.approved, decision.reason)
+        ]
+        if not decision.approved:
+            call.fail(Denied(decision.reason or ""))
+        elif decision.arguments is not None:
+            error = self._apply_edit(call, decision.arguments)
+            if error is not None:
+                call.fail(error)
         return events
 
     def _apply_edit(self, call: Call, arguments: dict[str, Any]) -> ToolError | None:
