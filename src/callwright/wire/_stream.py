@@ -45,6 +45,42 @@ class Encoder(Protocol):
     def error(self, message: str, code: str) -> bytes: ...
 
 
+class _Connection:
+    """One client connection: a write that never raises, and the run cancelled once the
+    client is gone (a disconnect message, or a write that fails)."""
+
+    def __init__(self, run: Run, send: Send, receive: Receive) -> None:
+        self._run = run
+        self._send = send
+        self._receive = receive
+        self.connected = True
+
+    def gone(self) -> None:
+        if self.connected:
+            self.connected = False
+            self._run.cancel("the client disconnected")
+
+    async def watch(self) -> None:
+        try:
+            while (await self._receive())["type"] != "http.disconnect":
+                pass
+        except Exception:  # some servers raise instead of sending http.disconnect
+            pass
+        self.gone()
+
+    async def start(self, headers: dict[str, str]) -> None:
+        raw = [(k.encode(), v.encode()) for k, v in headers.items()]
+        await self._send({"type": "http.response.start", "status": 200, "headers": raw})
+
+    async def write(self, body: bytes, more: bool = True) -> None:
+        if not self.connected:
+            return
+        try:
+            await self._send({"type": "http.response.body", "body": body, "more_body": more})
+        except Exception:  # the connection broke under us (OSError, ClientDisconnected)
+            self.gone()
+
+
 async def stream_run(
     run: Run,
     encoder: Encoder,
@@ -56,38 +92,9 @@ async def stream_run(
     on_event: Callable[[Event, bytes], Awaitable[None] | None] | None = None,
 ) -> None:
     """Send the run's frames as one SSE response; cancel the run if the client leaves."""
-    connected = True
-
-    def gone() -> None:
-        nonlocal connected
-        if connected:
-            connected = False
-            run.cancel("the client disconnected")
-
-    async def watch() -> None:
-        try:
-            while (await receive())["type"] != "http.disconnect":
-                pass
-        except Exception:  # some servers raise instead of sending http.disconnect
-            pass
-        gone()
-
-    async def write(body: bytes, more: bool = True) -> None:
-        if not connected:
-            return
-        try:
-            await send({"type": "http.response.body", "body": body, "more_body": more})
-        except Exception:  # the connection broke under us (OSError, ClientDisconnected)
-            gone()
-
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 200,
-            "headers": [(k.encode(), v.encode()) for k, v in headers.items()],
-        }
-    )
-    watcher = asyncio.create_task(watch())
+    connection = _Connection(run, send, receive)
+    await connection.start(headers)
+    watcher = asyncio.create_task(connection.watch())
     events = run.events()
     try:
         try:
@@ -98,14 +105,15 @@ async def stream_run(
                     if durable is not None:
                         await durable
                 if frame:
-                    await write(frame)
+                    await connection.write(frame)
         except StreamStopped as exc:
             log.warning("run %s stopped: %s", run.run_id, exc.message)
-            await write(encoder.error(exc.message, exc.code))
+            await connection.write(encoder.error(exc.message, exc.code))
         except Exception:
             log.exception("run %s failed outside the run loop", run.run_id)
-            await write(encoder.error("the server failed while streaming the run", "server_error"))
-        await write(trailer, more=False)
+            error = encoder.error("the server failed while streaming the run", "server_error")
+            await connection.write(error)
+        await connection.write(trailer, more=False)
     finally:
         watcher.cancel()
         close = getattr(events, "aclose", None)
