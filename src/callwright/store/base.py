@@ -20,7 +20,8 @@ where the run must not go on before it is durable (a tool's ``started`` row, its
 outcome, the run's end). Reads run in a worker thread (``asyncio.to_thread``). A
 slow disk or a locked database therefore delays the runs waiting on a write,
 never the loop or the other streams. The synchronous methods stay the library
-API (tests, scripts, recovery at start-up).
+API (tests, scripts, and ``recover``, which the server calls once at start-up,
+before it serves).
 
 **Ownership.** Every thread, run, segment, pending call and event log records
 the *principal* that created it (``""`` when the app has no users). A method
