@@ -351,48 +351,75 @@ def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="callwright", description=__doc__.split("\n")[0])
     sub = top.add_subparsers(dest="command", required=True)
 
-    def model_options(p: argparse.ArgumentParser) -> None:
-        p.add_argument(
-            "--model",
-            default=os.environ.get("CALLWRIGHT_MODEL"),
-            help="local | local:/path/model.gguf | openai:<model> | anthropic:<model> "
-            "(default: $CALLWRIGHT_MODEL or the embedded local model)",
-        )
-        p.add_argument(
-            "--base-url",
-            default=None,
-            help="an OpenAI-compatible server (vLLM, Ollama, llama.cpp, LM Studio)",
-        )
-        p.add_argument("--sandbox", default=None, help="the folder the file tools work in")
-        p.add_argument(
-            "--mcp",
-            default=None,
-            metavar="SERVERS_JSON",
-            help='MCP servers whose tools the agent gets: {"mcpServers": {name: {command, '
-            "args, env} | {url, headers}}}",
-        )
-        agent_option(p)
-
-    def agent_option(p: argparse.ArgumentParser) -> None:
-        p.add_argument(
-            "--agent",
-            default=None,
-            help="your own agent instead of the demo: module:name or path/to/file.py:name "
-            "(an Agent, or a function returning one)",
-        )
-
-    def expose_option(p: argparse.ArgumentParser) -> None:
-        p.add_argument(
-            "--expose-agent",
-            action="store_true",
-            help="MCP: also serve the agent itself as one tool that runs its loop on a prompt",
-        )
-
     s = sub.add_parser("serve", help="serve the demo agent over AG-UI and the AI SDK stream")
     s.add_argument("--host", default="127.0.0.1")
     s.add_argument("--port", type=int, default=8000)
     s.add_argument("--log-level", default="info")
     journal_options(s)
+    _serve_options(s)
+    _model_options(s)
+    s.set_defaults(handler=serve)
+
+    r = sub.add_parser("run", help="run one prompt against the demo agent in the terminal")
+    r.add_argument("prompt")
+    r.add_argument("--yes", action="store_true", help="approve every approval request")
+    _model_options(r)
+    r.set_defaults(handler=run)
+
+    m = sub.add_parser("mcp", help="serve the agent's tools to an MCP client over stdio")
+    _expose_option(m)
+    _model_options(m)
+    m.set_defaults(handler=mcp)
+
+    t = sub.add_parser("tools", help="list the demo agent's tools and their schemas")
+    t.add_argument("--json", action="store_true", help="print JSON instead of panels")
+    _agent_option(t)
+    t.set_defaults(handler=tools)
+    return top
+
+
+def _model_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--model",
+        default=os.environ.get("CALLWRIGHT_MODEL"),
+        help="local | local:/path/model.gguf | openai:<model> | anthropic:<model> "
+        "(default: $CALLWRIGHT_MODEL or the embedded local model)",
+    )
+    p.add_argument(
+        "--base-url",
+        default=None,
+        help="an OpenAI-compatible server (vLLM, Ollama, llama.cpp, LM Studio)",
+    )
+    p.add_argument("--sandbox", default=None, help="the folder the file tools work in")
+    p.add_argument(
+        "--mcp",
+        default=None,
+        metavar="SERVERS_JSON",
+        help='MCP servers whose tools the agent gets: {"mcpServers": {name: {command, '
+        "args, env} | {url, headers}}}",
+    )
+    _agent_option(p)
+
+
+def _agent_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--agent",
+        default=None,
+        help="your own agent instead of the demo: module:name or path/to/file.py:name "
+        "(an Agent, or a function returning one)",
+    )
+
+
+def _expose_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--expose-agent",
+        action="store_true",
+        help="MCP: also serve the agent itself as one tool that runs its loop on a prompt",
+    )
+
+
+def _serve_options(s: argparse.ArgumentParser) -> None:
+    """Who may call the server, what else it serves, and where its traces go."""
     s.add_argument(
         "--token",
         nargs="?",
@@ -421,7 +448,7 @@ def parser() -> argparse.ArgumentParser:
         metavar="PATH",
         help="also serve the agent's tools over MCP (streamable HTTP) at PATH, e.g. /mcp",
     )
-    expose_option(s)
+    _expose_option(s)
     s.add_argument(
         "--otel",
         nargs="?",
@@ -431,25 +458,6 @@ def parser() -> argparse.ArgumentParser:
         help="send traces and metrics to an OTLP/HTTP collector (default: "
         "OTEL_EXPORTER_OTLP_ENDPOINT, else http://localhost:4318); needs callwright[otel]",
     )
-    model_options(s)
-    s.set_defaults(handler=serve)
-
-    r = sub.add_parser("run", help="run one prompt against the demo agent in the terminal")
-    r.add_argument("prompt")
-    r.add_argument("--yes", action="store_true", help="approve every approval request")
-    model_options(r)
-    r.set_defaults(handler=run)
-
-    m = sub.add_parser("mcp", help="serve the agent's tools to an MCP client over stdio")
-    expose_option(m)
-    model_options(m)
-    m.set_defaults(handler=mcp)
-
-    t = sub.add_parser("tools", help="list the demo agent's tools and their schemas")
-    t.add_argument("--json", action="store_true", help="print JSON instead of panels")
-    agent_option(t)
-    t.set_defaults(handler=tools)
-    return top
 
 
 def journal_options(s: argparse.ArgumentParser) -> None:
