@@ -171,20 +171,21 @@ class Endpoints(Generic[DepsT]):
         as for ``handle_agui``.
         """
         try:
-            caller = await self._admit(request, None, principal, body=False)
+            principal = await self._principal(request, principal, body=False)
             segment = run_id if run_id is not None else str(request.path_params.get("run_id", ""))
             client_id(segment, "the run id")
         except WireError as exc:
             return self._refuse(request, exc)
-        principal = caller.principal
         if self.journal is None:
-            return refusal(WireError("no journal: start the server with --db", "no_journal", 404))
+            error = WireError("no journal: start the server with --db", "no_journal", 404)
+            return self._refuse(request, error)
         try:
             after = int(request.query_params.get("after", "0"))
         except ValueError:
             after = -1
         if after < 0:
-            return refusal(WireError("after must be a non-negative integer", "invalid_request"))
+            error = WireError("after must be a non-negative integer", "invalid_request")
+            return self._refuse(request, error)
         headers = {**agui.AGUIEncoder.headers, **self._headers(request)}
         return await replay_response(self.journal, segment, after, principal or "", headers)
 
@@ -218,6 +219,16 @@ class Endpoints(Generic[DepsT]):
     ) -> _Caller[DepsT]:
         """Who the caller is and what their tools get, or a ``WireError``: the host, the
         origin and the content type first, then ``authenticate`` and ``deps_factory``."""
+        principal = await self._principal(request, principal, body=body)
+        if deps is None and self.deps_factory is not None:
+            deps = await call_hook(self.deps_factory, request, principal)
+        return _Caller(principal, deps)
+
+    async def _principal(
+        self, request: Request, principal: str | None, *, body: bool
+    ) -> str | None:
+        """The caller's principal (``principal`` if given, else ``authenticate``'s), after
+        the host, origin and content-type checks; a ``WireError`` if refused."""
         refused = self._gate.refusal(request, body=body)
         if refused is not None:
             raise refused
@@ -225,9 +236,7 @@ class Endpoints(Generic[DepsT]):
             principal = await call_hook(self.authenticate, request)
             if principal is None:
                 raise unauthorized()
-        if deps is None and self.deps_factory is not None:
-            deps = await call_hook(self.deps_factory, request, principal)
-        return _Caller(principal, deps)
+        return principal
 
     async def _run(
         self, request: Request, caller: _Caller[DepsT], run_input: RunInput, encoder: SSEEncoder
