@@ -104,6 +104,12 @@ class SolutionStream:
         return len(self._stack)
 
     def _char(self, ch: str) -> None:
+        """One character of the solution document: a hand-written JSON state machine.
+
+        Longer than the house's 60 lines on purpose: it runs per character of every
+        structured answer, and one flat function with its state in locals is what keeps
+        the embedded model's streaming cheap (a split adds a call per character).
+        """
         depth = self._depth
         call = self._call
         # an item of `calls` (depth >= 3 inside it) sees every character

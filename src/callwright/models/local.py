@@ -457,7 +457,9 @@ class LocalModel:
         """The text of one streamed generation (chat or completion), piece by piece.
 
         llama.cpp runs in a worker thread and hands chunks over through a queue;
-        a cancel stops it at the next token (its callback returns True).
+        a cancel stops it at the next token (its callback returns True). The thread,
+        the queue and the cancel hand-off are kept in one function (over 60 lines) so
+        that their shared state stays in one closure a reader can check at once.
         """
         cancel = request.cancel
         loop = asyncio.get_running_loop()
