@@ -2,7 +2,7 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
-EXTRAS := server,openai,anthropic,cli,local,mcp,test
+EXTRAS := server,openai,anthropic,cli,local,mcp,durable,test
 
 .PHONY: venv run test lint bench playground
 
