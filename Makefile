@@ -59,7 +59,15 @@ $(CHROMIUM):
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
 
-test: venv $(JS_STAMP) $(MCP_JS_STAMP) $(PLAYGROUND_STAMP) $(CHROMIUM)
+# Debian's postgresql server for the journal's Postgres tests (tests/_postgres.py starts a
+# throw-away cluster of it on 127.0.0.1). Skipped when a server binary is already installed.
+.PHONY: postgres
+postgres:
+	@ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || { \
+		apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; }
+
+test: venv $(JS_STAMP) $(MCP_JS_STAMP) $(PLAYGROUND_STAMP) $(CHROMIUM) postgres
 	$(PY) -m pytest -q
 
 lint: venv
