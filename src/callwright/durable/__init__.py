@@ -1,0 +1,10 @@
+"""Many processes on one Postgres: DBOS workflows for run segments, taking over the work
+of a process that died, and tools run by ``callwright worker`` processes.
+
+Needs the ``durable`` extra (``dbos``, ``psycopg``). See DEPLOY.md.
+"""
+
+from ._engine import DurableRuntime
+from ._segment import SegmentSpec
+
+__all__ = ["DurableRuntime", "SegmentSpec"]
