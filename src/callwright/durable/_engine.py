@@ -1,0 +1,165 @@
+"""``DurableRuntime``: DBOS in a web replica — segments as workflows, and taking over the
+workflows of a process that died for good.
+
+DBOS recovers a workflow on the executor that owned it when that executor starts
+again with the same id. A replica that never comes back needs another live process
+to take its work over; DBOS leaves the choice of that process to the deployment
+(its own recovery API, ``_recover_pending_workflows``, is what its admin endpoint
+and its hosted control plane call). Here the choice is the run journal's: each
+process's executor id is its journal owner id, whose lease its heartbeat renews;
+the watch loop asks the journal for owners that are gone with segments still
+running, ``claim`` lets exactly one live process win each, and the winner asks
+DBOS to recover that executor's workflows, which continue the segments
+(``_segment``). No second scheduler decides anything.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from dataclasses import asdict
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from dbos import DBOS, SetWorkflowID
+
+from ..store import Journal
+from ._segment import SegmentSpec, continued_run, drive
+
+if TYPE_CHECKING:
+    from ..run import Agent
+
+log = logging.getLogger("callwright.durable")
+T = TypeVar("T")
+
+WATCH_SECONDS = 0.5
+"""How often a replica looks for gone owners (a killed process on the same host is seen
+at once; on another host, when its lease expires)."""
+
+_runtime: DurableRuntime | None = None
+"""The process's runtime: DBOS is one per process, and so are its workflows' hosts."""
+
+
+class DurableRuntime:
+    """Runs an agent's segments as DBOS workflows on one Postgres shared by replicas.
+
+    Create it with the journal (opened with ``owner_id=executor_id`` and
+    ``settle_gone=False``) and give it to ``Endpoints(durable=...)``; the endpoints'
+    lifespan launches and closes it.
+    """
+
+    def __init__(
+        self,
+        agent: Agent[Any, Any],
+        journal: Journal,
+        database_url: str,
+        executor_id: str,
+        *,
+        watch_seconds: float = WATCH_SECONDS,
+    ) -> None:
+        self.agent = agent
+        self.journal = journal
+        self.database_url = database_url
+        self.executor_id = executor_id
+        """This process's DBOS executor id, which is also its journal owner id."""
+        self.watch_seconds = watch_seconds
+        self._local: dict[str, asyncio.Future[str]] = {}
+        self._watch: asyncio.Task[None] | None = None
+        self.recovered: list[str] = []
+        """Executor ids this process took over (for logs and tests)."""
+
+    # --- lifecycle -------------------------------------------------------------------
+
+    def launch(self) -> None:
+        """Start DBOS (which recovers this executor's own unfinished workflows) and the
+        watch for gone processes. Call it on the serving event loop."""
+        global _runtime
+        if _runtime is not None and _runtime is not self:
+            raise RuntimeError("one DurableRuntime per process (DBOS is one per process)")
+        _runtime = self
+        DBOS(
+            config={
+                "name": "callwright",
+                "system_database_url": self.database_url,
+                "executor_id": self.executor_id,
+                "log_level": "WARNING",
+            }
+        )
+        DBOS.launch()
+        self._watch = asyncio.get_running_loop().create_task(self._watch_gone())
+
+    async def close(self) -> None:
+        global _runtime
+        if self._watch is not None:
+            self._watch.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._watch
+        for future in self._local.values():
+            if not future.done():
+                future.cancel()
+        DBOS.destroy(destroy_registry=False)
+        _runtime = None
+
+    # --- a request's segment ---------------------------------------------------------
+
+    async def begin(self, spec: SegmentSpec) -> None:
+        """Record the segment as a workflow of this executor before it runs; the request's
+        stream runs it and calls ``finished``."""
+        self._local[spec.request_id] = asyncio.get_running_loop().create_future()
+        with SetWorkflowID(spec.workflow_id):
+            await DBOS.start_workflow_async(segment_workflow, asdict(spec))
+
+    def finished(self, request_id: str, status: str | None) -> None:
+        future = self._local.pop(request_id, None)
+        if future is not None and not future.done():
+            future.set_result(status or "unknown")
+
+    async def carry(self, spec: SegmentSpec) -> str:
+        """The workflow's body: wait for the local stream, or continue the segment."""
+        local = self._local.get(spec.request_id)
+        if local is not None:
+            return await local
+        idempotent = {t.name for t in self.agent.toolbox if t.idempotent}
+        started = await self._write(self.journal.reopen, spec.request_id, idempotent)
+        if started is None:
+            return "finished elsewhere"
+        log.info("continuing run %s of thread %s", spec.request_id, spec.thread_id)
+        run = continued_run(self.agent, started, spec)
+        return await drive(self.journal, run, started, spec)
+
+    # --- taking over gone processes --------------------------------------------------
+
+    async def take_over(self) -> list[str]:
+        """Claim the gone owners' work and have DBOS recover it here. Returns their ids."""
+        taken: list[str] = []
+        for owner in await asyncio.to_thread(self.journal.gone_owners):
+            if owner == self.executor_id:
+                continue
+            if await self._write(self.journal.claim, owner):
+                log.warning("taking over the workflows of gone executor %s", owner)
+                DBOS._recover_pending_workflows([owner])
+                taken.append(owner)
+        self.recovered.extend(taken)
+        return taken
+
+    async def _watch_gone(self) -> None:
+        while True:
+            try:
+                await self.take_over()
+            except Exception:  # a database restart: try again on the next tick
+                log.warning("could not look for gone executors", exc_info=True)
+            await asyncio.sleep(self.watch_seconds)
+
+    async def _write(self, fn: Callable[..., T], *args: Any) -> T:
+        submitted = self.journal.submit(fn, *args)
+        assert submitted is not None  # on the event loop
+        return await submitted
+
+
+@DBOS.workflow(name="callwright.segment")
+async def segment_workflow(spec: dict[str, Any]) -> str:
+    """One run segment (see ``_segment``)."""
+    if _runtime is None:
+        raise RuntimeError("no DurableRuntime launched in this process")
+    return await _runtime.carry(SegmentSpec(**spec))

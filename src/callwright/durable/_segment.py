@@ -1,0 +1,140 @@
+"""A run segment as a DBOS workflow: what keeps a run moving when its process dies.
+
+The segment's work is journaled by the run journal (operations before and after
+each tool, a commit at each step's end, the frames for replay), so the workflow
+adds what the journal alone cannot: a record, in DBOS, that the segment must be
+driven to its end, and an executor that owns it. While the process that took the
+request is alive, the workflow only waits for that request's stream to finish
+(the stream runs the segment, as without DBOS, so a live run costs one workflow
+row). When DBOS recovers the workflow elsewhere, its body continues the segment
+from the journal (``Journal.reopen``): the completed steps and tool results are
+read back, never re-run; a tool that had started is reported interrupted unless
+it is idempotent; the run then goes on headless, appending to the same event log,
+which any replica's ``GET /runs/{id}/events?after=N`` follows.
+
+Why the segment's model turns and tool calls are journal operations and not DBOS
+steps: a recovered segment continues from what the journal committed, and a
+workflow's step ids must replay in the same order on recovery, which a run that
+streams tool progress in parallel cannot promise. The journal's operation rows
+keep the step guarantee (a result is read back, a started call is not re-run
+unless idempotent) without that constraint.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from ..events import RunStarted
+from ..store import Journal, Recorder, Started
+from ..tool import Tool
+from ..wire import agui, aisdk
+from ..wire._base import SSEEncoder
+from ..wire._common import client_tools_from
+
+if TYPE_CHECKING:
+    from ..run import Agent, Run
+
+log = logging.getLogger("callwright.durable")
+
+Protocol = Literal["agui", "aisdk"]
+
+
+@dataclass(slots=True)
+class SegmentSpec:
+    """What another process needs to continue a segment: plain data (DBOS stores it
+    as the workflow's input). The journal holds everything else."""
+
+    request_id: str
+    """The segment's request id: the workflow id is ``seg:<request_id>``."""
+    thread_id: str
+    """The thread the segment runs in."""
+    principal: str = ""
+    """Who started it (the journal checks it on every read)."""
+    protocol: Protocol = "agui"
+    """Which wire the segment's frames are encoded for."""
+    protocol_1: bool = True
+    """AG-UI: whether the client speaks protocol 1.0."""
+    ai_version: int = 6
+    """AI SDK: the ``ai`` major version of the client."""
+    message_id: str | None = None
+    """AI SDK: the assistant message the stream continues."""
+    client_tools: list[dict[str, Any]] = field(default_factory=list)
+    """The front-end tools the request declared (``{name, description, parameters}``)."""
+    allow_client_override: bool = False
+    """Whether a front-end tool could replace a server tool."""
+    forwarded_props: dict[str, Any] = field(default_factory=dict)
+    """AG-UI ``forwardedProps`` of the request."""
+
+    @property
+    def workflow_id(self) -> str:
+        return f"seg:{self.request_id}"
+
+    def encoder(self) -> SSEEncoder:
+        """A fresh encoder for the segment's wire (the server's, with paths cut)."""
+        from ..server._security import AGUIEncoder, AISDKEncoder
+
+        if self.protocol == "aisdk":
+            return AISDKEncoder(version=self.ai_version, message_id=self.message_id)
+        return AGUIEncoder(protocol_1=self.protocol_1)
+
+    def tools(self) -> list[Tool]:
+        return client_tools_from(self.client_tools, "the segment's tools")
+
+
+def spec_of_encoder(encoder: SSEEncoder) -> dict[str, Any]:
+    """The encoder's settings as ``SegmentSpec`` fields."""
+    if isinstance(encoder, aisdk.AISDKEncoder):
+        return {
+            "protocol": "aisdk",
+            "ai_version": encoder.version,
+            "message_id": encoder.message_id,
+        }
+    assert isinstance(encoder, agui.AGUIEncoder)
+    return {"protocol": "agui", "protocol_1": encoder.protocol_1}
+
+
+def tool_definitions(tools: list[Tool]) -> list[dict[str, Any]]:
+    return [
+        {"name": t.name, "description": t.description, "parameters": t.parameters}
+        for t in tools
+    ]
+
+
+def continued_run(
+    agent: Agent[Any, Any], started: Started, spec: SegmentSpec
+) -> Run[Any, Any]:
+    """The run of a reopened segment, from the journal's history (deps: the agent's own;
+    a request's deps did not survive its process)."""
+    run = agent.start(
+        messages=started.history,
+        decisions=started.decisions,
+        client_tools=spec.tools(),
+        allow_client_override=spec.allow_client_override,
+        state=started.state,
+        run_id=started.segment.request_id,
+        thread_id=started.segment.thread_id,
+    )
+    started.committed = list(run.messages)  # the same objects: commits diff by identity
+    run.scope.forwarded_props.update(spec.forwarded_props)
+    return run
+
+
+async def drive(journal: Journal, run: Run[Any, Any], started: Started, spec: SegmentSpec) -> str:
+    """Run a reopened segment to its end with no client attached, journaling its frames
+    after the ones its first process wrote. Returns the segment's status."""
+    recorder = Recorder(journal, started, run, asynchronous=True)
+    recorder.offset = started.event_offset
+    encoder = spec.encoder()
+    try:
+        async for event in run.events():
+            # the stream a reader follows already began: a second start would restart it
+            frame = b"" if isinstance(event, RunStarted) else encoder.encode(event)
+            durable = recorder.record(event, frame)
+            if durable is not None:
+                await durable
+    finally:
+        await asyncio.shield(recorder.finish("interrupted", "the continuing process stopped"))
+    return recorder.status or "unknown"
