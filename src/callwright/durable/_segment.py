@@ -98,14 +98,11 @@ def spec_of_encoder(encoder: SSEEncoder) -> dict[str, Any]:
 
 def tool_definitions(tools: list[Tool]) -> list[dict[str, Any]]:
     return [
-        {"name": t.name, "description": t.description, "parameters": t.parameters}
-        for t in tools
+        {"name": t.name, "description": t.description, "parameters": t.parameters} for t in tools
     ]
 
 
-def continued_run(
-    agent: Agent[Any, Any], started: Started, spec: SegmentSpec
-) -> Run[Any, Any]:
+def continued_run(agent: Agent[Any, Any], started: Started, spec: SegmentSpec) -> Run[Any, Any]:
     """The run of a reopened segment, from the journal's history (deps: the agent's own;
     a request's deps did not survive its process)."""
     run = agent.start(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -19,6 +19,9 @@ from ..wire import ApprovalLedger, MemoryApprovalLedger, WireError
 from ._body import ServerLimits
 from ._endpoints import DepsFactory, Endpoints
 from ._security import Authenticate
+
+if TYPE_CHECKING:
+    from ..durable import DurableRuntime
 
 log = logging.getLogger("callwright.server")
 
@@ -36,6 +39,7 @@ def create_app(
     deps_factory: DepsFactory[DepsT] | None = None,
     allowed_origins: Sequence[str] = (),
     allowed_hosts: Sequence[str] | None = None,
+    durable: DurableRuntime | None = None,
 ) -> Starlette:
     """A Starlette app serving ``agent`` to AG-UI and AI SDK front ends, and the playground.
 
@@ -56,6 +60,7 @@ def create_app(
         deps_factory=deps_factory,
         allowed_origins=allowed_origins,
         allowed_hosts=allowed_hosts,
+        durable=durable,
     )
     preflight = endpoints.handle_preflight
     return Starlette(

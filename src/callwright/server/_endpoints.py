@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import KW_ONLY, dataclass, field
-from typing import Any, Generic
+from typing import TYPE_CHECKING, Any, Generic
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
@@ -21,7 +21,7 @@ from starlette.responses import HTMLResponse, Response
 from ..context import DepsT
 from ..playground import PAGE, SCRIPT, asset
 from ..run import Agent
-from ..store import ApprovalSigner, Journal
+from ..store import ApprovalSigner, Journal, Recorder
 from ..wire import ApprovalLedger, MemoryApprovalLedger, RunInput, WireError, agui, aisdk
 from ..wire._base import SSEEncoder
 from ..wire._common import OwnedLedger, client_id
@@ -38,6 +38,9 @@ from ._security import (
 )
 from ._start import RunRequest, start_run
 from ._threads import RunningThreads
+
+if TYPE_CHECKING:
+    from ..durable import DurableRuntime
 
 DepsFactory = Callable[[Request, "str | None"], "DepsT | Awaitable[DepsT]"]
 """``deps_factory(request, principal)``: the run's ``ToolContext.deps``. Sync or async."""
@@ -116,12 +119,18 @@ class Endpoints(Generic[DepsT]):
     """The ``Host`` names served (``name``, ``name:port``, ``*.domain``, ``*`` for any).
     None: a request that arrives on a loopback address must name ``localhost``,
     ``127.0.0.1`` or ``[::1]`` (stops DNS rebinding); others are not checked."""
+    durable: DurableRuntime | None = None
+    """Runs each journaled segment as a DBOS workflow, so that another replica continues
+    it if this process dies (``callwright serve --database postgresql://…``); needs a
+    journal on the same database. The lifespan launches and closes it."""
     _gate: Gate = field(init=False, repr=False)
     _threads: RunningThreads = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.journal is not None and self.signer is not None:
             raise ValueError("use a journal or a signer, not both")
+        if self.durable is not None and self.journal is None:
+            raise ValueError("a durable runtime needs the journal it shares its database with")
         if self.ai_sdk_version not in aisdk.SUPPORTED_VERSIONS:
             raise ValueError(f"ai_sdk_version must be one of {aisdk.SUPPORTED_VERSIONS}")
         self._gate = Gate.of(self.allowed_origins, self.allowed_hosts)
@@ -254,7 +263,39 @@ class Endpoints(Generic[DepsT]):
         ledger = OwnedLedger(self.ledger, caller.principal, run.thread_id)
         stream = RunStream(run, encoder, ledger, recorder)
         stream.stream_headers.update(self._headers(request))
+        if self.durable is not None and recorder is not None:
+            try:
+                await self._durable_segment(self.durable, run_input, encoder, caller, recorder)
+            except BaseException:
+                lease.release()
+                await recorder.finish("error", "the segment could not be recorded as a workflow")
+                raise
+            durable = self.durable
+            stream.on_finish = lambda status: durable.finished(recorder.segment.request_id, status)
         return lease.hold(stream)
+
+    async def _durable_segment(
+        self,
+        durable: DurableRuntime,
+        run_input: RunInput,
+        encoder: SSEEncoder,
+        caller: _Caller[DepsT],
+        recorder: Recorder,
+    ) -> None:
+        """Record the segment as a workflow of this process before it runs."""
+        from ..durable._segment import SegmentSpec, spec_of_encoder, tool_definitions
+
+        segment = recorder.segment
+        spec = SegmentSpec(
+            request_id=segment.request_id,
+            thread_id=segment.thread_id,
+            principal=caller.principal or "",
+            client_tools=tool_definitions(run_input.client_tools),
+            allow_client_override=self.allow_client_override,
+            forwarded_props=dict(run_input.forwarded_props),
+            **spec_of_encoder(encoder),
+        )
+        await durable.begin(spec)
 
     def _headers(self, request: Request) -> dict[str, str]:
         """What every answer carries: ``nosniff``, and CORS headers for an allowed origin."""
@@ -273,10 +314,14 @@ class Endpoints(Generic[DepsT]):
         previous process left unfinished before serving, close the journal and the agent's
         toolsets (MCP sessions) after."""
         self.recover()
+        if self.durable is not None:
+            self.durable.launch()
         try:
             yield
         finally:
             try:
+                if self.durable is not None:
+                    await self.durable.close()
                 await self.agent.aclose()
             finally:
                 self.close()

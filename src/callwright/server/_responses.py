@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 
 from starlette.responses import JSONResponse, Response, StreamingResponse
@@ -50,6 +50,9 @@ class RunStream(Response):
         self.encoder = encoder
         self.ledger = ledger
         self.recorder = recorder
+        self.on_finish: Callable[[str | None], None] | None = None
+        """Called with the segment's status once the stream and its journal writes are done
+        (a durable runtime's workflow waits for it)."""
         self.stream_headers = dict(encoder.headers)
         if recorder is not None:
             self.stream_headers[RUN_ID_HEADER] = recorder.segment.request_id
@@ -87,7 +90,11 @@ class RunStream(Response):
             )
         finally:
             if self.recorder is not None:
-                await self.recorder.finish("cancelled", "the stream ended early")
+                try:
+                    await self.recorder.finish("cancelled", "the stream ended early")
+                finally:
+                    if self.on_finish is not None:
+                        self.on_finish(self.recorder.status)
 
 
 async def _stop_on_failure(durable: Awaitable[None]) -> None:
