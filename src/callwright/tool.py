@@ -98,6 +98,9 @@ class Tool:
     """A barrier: runs alone, after earlier calls of the step finish."""
     idempotent: bool = False
     """Safe to run again after a crash: recovery may re-run it instead of failing it."""
+    on_workers: bool = False
+    """Run on tool worker processes (``callwright worker``) when the server is configured
+    with them: the web process only relays the call. The tool gets the worker's deps."""
     uses_context: bool = True
     """False: the executor ignores its ToolContext, so none is made."""
     meta: dict[str, Any] = field(default_factory=dict)
@@ -253,6 +256,7 @@ def tool(
     timeout: float | None = None,
     sequential: bool = False,
     idempotent: bool = False,
+    on_workers: bool = False,
     on_input_start: InputCallback | None = None,
     on_input_delta: InputCallback | None = None,
     on_input_available: InputCallback | None = None,
@@ -271,6 +275,7 @@ def tool(
     timeout: float | None = None,
     sequential: bool = False,
     idempotent: bool = False,
+    on_workers: bool = False,
     on_input_start: InputCallback | None = None,
     on_input_delta: InputCallback | None = None,
     on_input_available: InputCallback | None = None,
@@ -294,6 +299,7 @@ def tool(
             timeout=timeout,
             sequential=sequential,
             idempotent=idempotent,
+            on_workers=on_workers,
             on_input_start=on_input_start,
             on_input_delta=on_input_delta,
             on_input_available=on_input_available,
