@@ -116,7 +116,10 @@ def serve(args: argparse.Namespace) -> int:
             "Install it with: pip install 'callwright[server]'"
         )
         return 2
-    if args.workers > 1 and not args.db:
+    if args.workers > 1 and args.executor_id:
+        console.print("[red]--executor-id names one process: not with --workers[/red]")
+        return 2
+    if args.workers > 1 and not (args.db or args.database):
         console.print(
             "[red]--workers needs --db: the workers share one run journal "
             "(approvals asked in one are answered in another)[/red]"
@@ -193,10 +196,11 @@ def build_app(args: argparse.Namespace, token: str | None) -> tuple[Any, Agent, 
     from .server import create_app
 
     agent = chosen_agent(args)
-    journal = open_journal(args.db, args.retention_days) if args.db else None
+    journal, durable = _journal(args, agent)
     app = create_app(
         agent,
         journal=journal,
+        durable=durable,
         authenticate=_bearer(token) if token is not None else None,
         allowed_origins=args.allowed_origin or (),
         allowed_hosts=args.allowed_host or None,
@@ -209,6 +213,27 @@ def build_app(args: argparse.Namespace, token: str | None) -> tuple[Any, Agent, 
             app, agent, args.mcp_path, expose_agent=args.expose_agent, authenticate=authenticate
         )
     return app, agent, journal
+
+
+def _journal(args: argparse.Namespace, agent: Agent) -> tuple[Any, Any]:
+    """The run journal ``--db`` or ``--database`` names, and with ``--database`` the durable
+    runtime that shares its Postgres database (the executor id is the journal's owner id)."""
+    if not args.database:
+        return (open_journal(args.db, args.retention_days) if args.db else None), None
+    from .durable import DurableRuntime, new_executor_id
+    from .store import open_journal as open_store
+
+    executor = args.executor_id or new_executor_id()
+    try:
+        journal = open_store(
+            args.database,
+            owner_id=executor,
+            settle_gone=False,
+            retention_days=args.retention_days,
+        )
+    except Exception as exc:  # the URL may hold a password: name the error, not the URL
+        raise JournalError(f"--database: cannot open the run journal ({type(exc).__name__})")
+    return journal, DurableRuntime(agent, journal, args.database, executor)
 
 
 def open_journal(path: str, retention_days: float | None = None) -> Any:
@@ -466,6 +491,20 @@ def journal_options(s: argparse.ArgumentParser) -> None:
         "--db",
         default=None,
         help="a SQLite file for the run journal (history, pending approvals, events)",
+    )
+    s.add_argument(
+        "--database",
+        default=None,
+        metavar="URL",
+        help="postgresql://… : the run journal and DBOS workflows on a Postgres shared by "
+        "replicas and tool workers (a dead replica's runs continue on another); see DEPLOY.md",
+    )
+    s.add_argument(
+        "--executor-id",
+        default=None,
+        metavar="ID",
+        help="with --database: this process's stable executor id (restarted with the same id, "
+        "it continues its own runs at once); default: a new one per process",
     )
     s.add_argument(
         "--workers",

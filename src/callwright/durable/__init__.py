@@ -4,7 +4,7 @@ of a process that died, and tools run by ``callwright worker`` processes.
 Needs the ``durable`` extra (``dbos``, ``psycopg``). See DEPLOY.md.
 """
 
-from ._engine import DurableRuntime
+from ._engine import DurableRuntime, new_executor_id
 from ._segment import SegmentSpec
 
-__all__ = ["DurableRuntime", "SegmentSpec"]
+__all__ = ["DurableRuntime", "SegmentSpec", "new_executor_id"]

@@ -18,6 +18,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import secrets
+import socket
 from collections.abc import Callable
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -36,6 +39,11 @@ T = TypeVar("T")
 WATCH_SECONDS = 0.5
 """How often a replica looks for gone owners (a killed process on the same host is seen
 at once; on another host, when its lease expires)."""
+
+def new_executor_id() -> str:
+    """A process's executor id when none is configured: unique, and readable in logs."""
+    return f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(4)}"
+
 
 _runtime: DurableRuntime | None = None
 """The process's runtime: DBOS is one per process, and so are its workflows' hosts."""
