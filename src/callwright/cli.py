@@ -14,6 +14,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ._worker_cli import worker_parser
 from .models.base import Model
 from .run import Agent
 from .tool import Tool
@@ -400,6 +401,8 @@ def parser() -> argparse.ArgumentParser:
     t.add_argument("--json", action="store_true", help="print JSON instead of panels")
     _agent_option(t)
     t.set_defaults(handler=tools)
+
+    worker_parser(sub, _model_options)
     return top
 
 
