@@ -211,7 +211,13 @@ def build_app(args: argparse.Namespace, token: str | None) -> tuple[Any, Agent, 
 
         authenticate = _bearer(token) if token is not None else None
         mount_mcp(
-            app, agent, args.mcp_path, expose_agent=args.expose_agent, authenticate=authenticate
+            app,
+            agent,
+            args.mcp_path,
+            expose_agent=args.expose_agent,
+            authenticate=authenticate,
+            allowed_origins=args.allowed_origin or (),
+            allowed_hosts=args.allowed_host or None,
         )
     return app, agent, journal
 

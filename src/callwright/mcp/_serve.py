@@ -3,15 +3,17 @@ endpoint mounted beside ``/agui`` in any Starlette or FastAPI app.
 
 The endpoint is the SDK's streamable-HTTP session manager: its ``run()`` must be
 running while requests come in, which is what ``MCPEndpoint.lifespan`` is for (and
-what ``mount_mcp`` adds to an app's lifespan). ``authenticate`` is the same hook the
-other endpoints take (``callwright.server.bearer_token(secret)``, say): a request it
-names no principal for is refused with 401 before the SDK sees it.
+what ``mount_mcp`` adds to an app's lifespan). In front of it stand the checks the
+other endpoints make themselves (``server._security.Gate``: host, origin, content
+type) and ``authenticate``, the same hook they take
+(``callwright.server.bearer_token(secret)``, say): a request they refuse gets the same
+status, error body and headers as there, before the SDK sees it. The SDK's own
+DNS-rebinding check stays off: the gate's rules are the server's everywhere.
 """
 
 from __future__ import annotations
 
 import contextlib
-import inspect
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
@@ -19,13 +21,26 @@ from mcp.server.stdio import stdio_server
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
+from starlette.datastructures import MutableHeaders
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import Response
 from starlette.routing import Route
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from ..run import Agent
+from ..server._responses import refusal
+from ..server._security import Gate, call_hook, unauthorized
+from ..wire import WireError
 from ._server import AgentServer
+
+MCP_EXPOSED_HEADERS = "mcp-session-id, mcp-protocol-version"
+"""What a page of an allowed origin may read of an answer (its MCP session)."""
+
+
+def _host_entry(entry: str) -> str:
+    """An ``allowed_hosts`` entry in the gate's terms: the SDK's ``name:*`` (any port)
+    is the gate's bare ``name``."""
+    return entry[:-2] if entry.endswith(":*") else entry
 
 
 async def serve_stdio(
@@ -48,10 +63,16 @@ async def serve_stdio(
 class MCPEndpoint:
     """The agent's tools over streamable HTTP, as an ASGI app to mount at a path.
 
-    ``allowed_hosts`` / ``allowed_origins`` turn on the SDK's DNS-rebinding protection
-    (``["127.0.0.1:*", "localhost:*"]`` for a local server, say); ``stateless`` serves
-    each request on its own (no session id), as a load-balanced deployment needs;
-    ``authenticate(request)`` returns the caller's principal, or None to refuse (401).
+    Each request passes the same gate as ``/agui`` and ``/api/chat`` (``server``'s
+    ``Gate``) before the SDK sees it: on a loopback address the ``Host`` must be a
+    loopback name (DNS rebinding), a browser's ``Origin`` must be the server's own or
+    listed in ``allowed_origins`` (403 otherwise; listed ones get CORS headers and
+    preflight answers), and a POST body must be ``application/json``.
+    ``allowed_hosts`` replaces the loopback rule as for the other endpoints (``name``,
+    ``name:port``, ``*.domain``, ``*``; the SDK's ``name:*`` is read as ``name``).
+    ``stateless`` serves each request on its own (no session id), as a load-balanced
+    deployment needs; ``authenticate(request)`` returns the caller's principal, or None
+    to refuse (401).
     """
 
     def __init__(
@@ -69,32 +90,64 @@ class MCPEndpoint:
     ) -> None:
         self.authenticate = authenticate
         self.agent_server = AgentServer(agent, name=name, expose_agent=expose_agent, tools=tools)
-        security = None
-        if allowed_hosts is not None or allowed_origins is not None:
-            security = TransportSecuritySettings(
-                enable_dns_rebinding_protection=True,
-                allowed_hosts=list(allowed_hosts or []),
-                allowed_origins=list(allowed_origins or []),
-            )
+        hosts = [_host_entry(h) for h in allowed_hosts] if allowed_hosts is not None else None
+        self.gate = Gate.of(allowed_origins or (), hosts)
         self.manager = StreamableHTTPSessionManager(
             app=self.agent_server.server,
             stateless=stateless,
             json_response=json_response,
-            security_settings=security,
+            security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         )
         self._app = StreamableHTTPASGIApp(self.manager)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if self.authenticate is not None and scope["type"] == "http":
-            principal = self.authenticate(Request(scope))
-            if inspect.isawaitable(principal):
-                principal = await principal
-            if principal is None:
-                body = {"error": {"message": "authentication required", "code": "unauthorized"}}
-                refused = JSONResponse(body, 401, {"www-authenticate": "Bearer"})
-                await refused(scope, receive, send)
-                return
-        await self._app(scope, receive, send)
+        if scope["type"] != "http":
+            await self._app(scope, receive, send)
+            return
+        request = Request(scope)
+        headers = self._headers(request)
+        refused = await self._refusal(request)
+        if isinstance(refused, WireError):
+            answer = refusal(refused)
+            answer.headers.update(headers)
+            if refused.status == 401:
+                answer.headers["www-authenticate"] = "Bearer"
+            await answer(scope, receive, send)
+            return
+        if refused is not None:
+            await refused(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                raw = MutableHeaders(scope=message)
+                for key, value in headers.items():
+                    raw[key] = value
+            await send(message)
+
+        await self._app(scope, receive, send_with_headers)
+
+    async def _refusal(self, request: Request) -> WireError | Response | None:
+        """The gate, then ``authenticate``: a refusal, a preflight's answer, or None."""
+        if request.method == "OPTIONS":
+            answer = self.gate.preflight(request)
+            if isinstance(answer, Response):
+                answer.headers["access-control-allow-methods"] = "GET, POST, DELETE"
+            return answer
+        refused = self.gate.refusal(request, body=request.method == "POST")
+        if refused is not None:
+            return refused
+        if self.authenticate is not None and await call_hook(self.authenticate, request) is None:
+            return unauthorized()
+        return None
+
+    def _headers(self, request: Request) -> dict[str, str]:
+        """``nosniff`` on every answer; for an allowed page of another origin, the CORS
+        headers, exposing the session and protocol headers an MCP client reads."""
+        headers = {"x-content-type-options": "nosniff", **self.gate.cors_headers(request)}
+        if "access-control-expose-headers" in headers:
+            headers["access-control-expose-headers"] = MCP_EXPOSED_HEADERS
+        return headers
 
     @contextlib.asynccontextmanager
     async def lifespan(self) -> AsyncIterator[None]:
@@ -110,7 +163,8 @@ def mount_mcp(
     with the endpoint's session manager added to the app's lifespan. ``options`` are
     ``MCPEndpoint``'s."""
     endpoint = MCPEndpoint(agent, **options)
-    app.router.routes.append(Route(path, endpoint, methods=["GET", "POST", "DELETE"]))
+    methods = ["GET", "POST", "DELETE", "OPTIONS"]
+    app.router.routes.append(Route(path, endpoint, methods=methods))
     inner: Callable[[Any], Any] = app.router.lifespan_context
 
     @contextlib.asynccontextmanager
