@@ -36,7 +36,14 @@ def model_name(name: str, prefix: str | None) -> str:
 
 
 def needs_approval(tool: types.Tool, rule: ApprovalRule) -> ApprovalPolicy:
-    """The approval policy of an MCP tool under a server's rule."""
+    """The approval policy of an MCP tool under a server's rule.
+
+    With no rule, the hints decide as the MCP spec defines them: ``readOnlyHint`` never
+    asks; otherwise ``destructiveHint`` asks, and its spec default (true) applies to a
+    tool that declares itself a writer (``readOnlyHint: false``) without saying more. A
+    tool that gives no behaviour hints at all is not assumed destructive: most servers
+    annotate nothing, and asking for every call of theirs would teach users to click yes.
+    """
     if isinstance(rule, bool):
         return rule
     if rule is not None:
@@ -44,7 +51,17 @@ def needs_approval(tool: types.Tool, rule: ApprovalRule) -> ApprovalPolicy:
     hints = tool.annotations
     if hints is None or hints.read_only_hint:
         return False
-    return bool(hints.destructive_hint)
+    if hints.destructive_hint is not None:
+        return hints.destructive_hint
+    return hints.read_only_hint is False
+
+
+def idempotent(tool: types.Tool) -> bool:
+    """Whether a call interrupted mid-way (a server restart) may simply run again:
+    ``idempotentHint``, or ``readOnlyHint`` (a call that changes nothing can be repeated;
+    the spec gives ``idempotentHint`` meaning only for tools that write)."""
+    hints = tool.annotations
+    return hints is not None and bool(hints.read_only_hint or hints.idempotent_hint)
 
 
 def to_tool(
@@ -63,6 +80,7 @@ def to_tool(
             executor=executor,
             requires_approval=needs_approval(tool, rule),
             timeout=timeout,
+            idempotent=idempotent(tool),
         )
     except Exception as exc:  # a schema the validator refuses: the rest of the server still works
         log.warning("MCP tool %r skipped: %s", tool.name, exc)

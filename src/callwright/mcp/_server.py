@@ -336,8 +336,11 @@ def _refused(pending: list[PendingCall]) -> types.CallToolResult:
 def _describe(tool: Tool) -> types.Tool:
     output = tool.output_schema
     annotations = None
-    if tool.requires_approval is True:
-        annotations = types.ToolAnnotations(destructive_hint=True)
+    if tool.requires_approval is True or tool.idempotent:
+        annotations = types.ToolAnnotations(
+            destructive_hint=True if tool.requires_approval is True else None,
+            idempotent_hint=True if tool.idempotent else None,
+        )
     return types.Tool(
         name=tool.name,
         title=tool.title,

@@ -35,6 +35,12 @@ def wipe(target: str) -> str:
     return f"wiped {target}"
 
 
+@server.tool(annotations=ToolAnnotations(read_only_hint=False))
+def append(line: str) -> str:
+    """Appends `line` (a writer that says no more: the spec's default makes it destructive)."""
+    return f"appended {line}"
+
+
 @server.tool()
 async def whoami(ctx: Context) -> str:
     """The Authorization header the request came with (streamable HTTP)."""
