@@ -3,10 +3,17 @@
 Model adapters translate these into their provider's shape; the wire decoders
 build them from AG-UI or AI SDK requests. Plain slotted dataclasses keep the hot
 loop cheap: a run appends to a list, it never copies or re-validates history.
+
+Files and images a user attaches are ``FilePart``s on the ``UserMessage``: inline
+bytes (base64, as both wire protocols carry them) or an https URL that the model
+provider fetches. callwright itself never fetches a URL (a server that fetched
+what a client names could be made to reach its own network).
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, TypeAlias
 
@@ -24,6 +31,57 @@ class SystemMessage:
 
 
 @dataclass(slots=True)
+class FilePart:
+    """A file or image attached to a user message, for the models that can read it.
+
+    Exactly one of ``data`` and ``url``. Kept as base64 text rather than bytes so the
+    message stays JSON as it is (journals, ``MessageHistory``) and providers get the
+    encoding they want without a second pass.
+    """
+
+    media_type: str
+    """The IANA media type (``image/png``, ``application/pdf``, ``text/plain`` ...). A
+    URL part may carry a bare top-level type (``image``) where the client sent only that."""
+    data: str | None = None
+    """The bytes, base64-encoded (standard alphabet); None for a URL part."""
+    url: str | None = None
+    """An https URL the model provider fetches itself; callwright never fetches it."""
+    filename: str | None = None
+    """The file's name as the user's client gave it; None when it sent none."""
+    type: Literal["file"] = "file"
+    """Tells a file part apart from other parts when a message is loaded from JSON."""
+
+    def __post_init__(self) -> None:
+        if (self.data is None) == (self.url is None):
+            raise ValueError("a FilePart needs exactly one of data and url")
+
+    @classmethod
+    def from_bytes(cls, content: bytes, media_type: str, filename: str | None = None) -> FilePart:
+        """A part holding ``content`` inline, e.g. an image read from disk."""
+        return cls(media_type, data=base64.b64encode(content).decode("ascii"), filename=filename)
+
+    def content(self) -> bytes:
+        """The bytes of an inline part (a ``ValueError`` for a URL part or bad base64)."""
+        if self.data is None:
+            raise ValueError("a URL part has no bytes here: the provider fetches it")
+        try:
+            return base64.b64decode(self.data, validate=True)
+        except binascii.Error as exc:
+            raise ValueError(f"the part's data is not base64: {exc}") from None
+
+    def data_url(self) -> str:
+        """The part as one URL: its own for a URL part, else a base64 ``data:`` URL."""
+        if self.url is not None:
+            return self.url
+        return f"data:{self.media_type};base64,{self.data}"
+
+    @property
+    def top_type(self) -> str:
+        """The top-level media type (``image``, ``application``, ``text`` ...)."""
+        return self.media_type.partition("/")[0]
+
+
+@dataclass(slots=True)
 class UserMessage:
     """What the user said: the prompt, or a later message sent to steer a running agent."""
 
@@ -31,6 +89,9 @@ class UserMessage:
     """The user's text."""
     id: str | None = None
     """The front end's id for the message, kept so its UI can match it up; None when unset."""
+    files: list[FilePart] = field(default_factory=list)
+    """Files and images sent with the text, in the order the client sent them. Models
+    get them before the text; one that cannot read files fails the step saying so."""
     role: Literal["user"] = "user"
     """The discriminator that tells messages apart when history is loaded from JSON."""
 

@@ -16,6 +16,10 @@ adapter made without its SDK installed raises an ``ImportError`` naming the extr
 install. The decoders read the SDKs' objects through those types (the streamed events
 are discriminated by their ``type`` literals, as the SDKs themselves discriminate them),
 so the type checker checks every field they read.
+
+A user's file that the provider has no place for (``UnsupportedFile``, raised while the
+request body is built) ends the step with an ``unsupported_file`` error that says which
+file and why: a model that never saw the file must not answer as if it had.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
+from ..messages import FilePart
 from ._retry import RetryPolicy, retrying
 from .base import ErrorPart, Mode, ModelEvent, ModelRequest, ToolChoice
 
@@ -52,6 +57,20 @@ class StreamDecoder(Protocol[ItemT_contra]):
     def finish(self) -> list[ModelEvent]:
         """What the end of the stream means: open calls end, then the finish with usage."""
         ...
+
+
+class UnsupportedFile(ValueError):
+    """A file on a user message that this provider's API cannot take (its type, or a URL
+    where only inline data is accepted)."""
+
+
+def file_text(part: FilePart) -> str:
+    """An inline text file as the model reads it: its name, then its text."""
+    try:
+        text = part.content().decode("utf-8", errors="replace")
+    except ValueError as exc:  # a part built in code with bad base64
+        raise UnsupportedFile(str(exc)) from None
+    return f"{part.filename or 'Attached file'}:\n{text}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,7 +210,11 @@ class ProviderModel(ABC, Generic[ClientT, ItemT]):
             label = self.provider.label
             yield ErrorPart(f"cannot create the {label} client: {exc}", "configuration_error")
             return
-        response = await self._open(client, request)
+        try:
+            response = await self._open(client, request)
+        except UnsupportedFile as exc:
+            yield ErrorPart(f"{self.name}: {exc}", "unsupported_file")
+            return
         decoder = self._decoder(request)
         try:
             async for item in response:

@@ -15,6 +15,12 @@ builder puts those blocks first in that assistant turn, as the API returned them
 
 A failed call's ``tool_result`` carries ``is_error: true``.
 
+Files on a user message go before its text: an image as an ``image`` block (a
+``base64`` source for PNG, JPEG, GIF and WebP bytes, a ``url`` source for an https
+URL), a PDF as a ``document`` block (``base64`` or ``url``, titled with its filename),
+plain text as a ``document`` with a ``text`` source. Anything else fails the step
+(``unsupported_file``) rather than reach the model as nothing.
+
 The ``anthropic`` package is the optional extra ``callwright[anthropic]``: this module
 imports it for the type checker only and inside ``_make_client`` (see ``_provider``),
 so it imports without it; ``AnthropicModel()`` then raises an ``ImportError`` naming
@@ -28,13 +34,14 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ..messages import (
     AssistantMessage,
+    FilePart,
     Message,
     SystemMessage,
     ToolResultMessage,
     UserMessage,
 )
 from ..usage import Usage
-from ._provider import Provider, ProviderModel, ToolDefinition
+from ._provider import Provider, ProviderModel, ToolDefinition, UnsupportedFile, file_text
 from ._retry import RetryPolicy
 from .base import (
     FinishPart,
@@ -51,8 +58,11 @@ from .base import (
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic, AsyncStream
     from anthropic.types import (
+        Base64ImageSourceParam,
         ContentBlock,
         ContentBlockParam,
+        DocumentBlockParam,
+        ImageBlockParam,
         MessageDeltaUsage,
         MessageParam,
         RawContentBlockDelta,
@@ -285,7 +295,7 @@ def anthropic_messages(
         if isinstance(m, SystemMessage):
             system.append(m.content)
         elif isinstance(m, UserMessage):
-            add("user", [{"type": "text", "text": m.content}])
+            add("user", user_blocks(m))
         elif isinstance(m, AssistantMessage):
             blocks: list[ContentBlockParam] = _provider_blocks(m)
             if m.text:
@@ -305,6 +315,63 @@ def anthropic_messages(
                 result["is_error"] = True
             add("user", [result])
     return "\n\n".join(system), [_turn(role, blocks) for role, blocks in turns]
+
+
+ImageType = Literal["image/jpeg", "image/png", "image/gif", "image/webp"]
+IMAGE_TYPES: dict[str, ImageType] = {
+    "image/jpeg": "image/jpeg",
+    "image/png": "image/png",
+    "image/gif": "image/gif",
+    "image/webp": "image/webp",
+}
+"""The image types the Messages API takes as base64 (as the literals the SDK types)."""
+
+
+def user_blocks(message: UserMessage) -> list[ContentBlockParam]:
+    """A user message's blocks: its files', then its text (alone when there are no files)."""
+    blocks: list[ContentBlockParam] = [file_block(f) for f in message.files]
+    if message.content or not blocks:
+        blocks.append({"type": "text", "text": message.content})
+    return blocks
+
+
+def file_block(part: FilePart) -> ImageBlockParam | DocumentBlockParam:
+    """One file as an ``image`` or ``document`` block (an ``UnsupportedFile`` when the
+    Messages API has no block for it)."""
+    if part.top_type == "image":
+        if part.url is not None:
+            return {"type": "image", "source": {"type": "url", "url": part.url}}
+        media_type = IMAGE_TYPES.get(part.media_type)
+        if part.data is not None and media_type is not None:
+            source: Base64ImageSourceParam = {
+                "type": "base64",
+                "media_type": media_type,
+                "data": part.data,
+            }
+            return {"type": "image", "source": source}
+    document: DocumentBlockParam | None = None
+    if part.media_type == "application/pdf" and part.url is not None:
+        document = {"type": "document", "source": {"type": "url", "url": part.url}}
+    elif part.media_type == "application/pdf" and part.data is not None:
+        document = {
+            "type": "document",
+            "source": {"type": "base64", "media_type": "application/pdf", "data": part.data},
+        }
+    elif part.top_type == "text" and part.data is not None:
+        text = file_text(part).partition("\n")[2]
+        document = {
+            "type": "document",
+            "source": {"type": "text", "media_type": "text/plain", "data": text},
+        }
+    if document is None:
+        how = "by URL" if part.url is not None else "inline"
+        raise UnsupportedFile(
+            f"Anthropic's Messages API cannot take a {part.media_type or 'file'} {how} "
+            "(it takes PNG, JPEG, GIF and WebP images, PDFs and plain text)"
+        )
+    if part.filename:
+        document["title"] = part.filename
+    return document
 
 
 def _provider_blocks(message: AssistantMessage) -> list[ContentBlockParam]:

@@ -39,6 +39,10 @@ as well (26/30 on the held-out half each), but decoded at ~34 tokens/s on 2 core
 against SmolLM2's ~63 (its 262k-token vocabulary makes each token cost about
 twice as much; 40 were wanted), is a base model (no chat template: its free
 answers ramble), and is 2.5x the download.
+
+It reads text only: a request whose history holds a user's file or image fails the
+step with ``unsupported_file`` (saying so) before anything is generated, rather than
+answer as if the file were not there.
 """
 
 from __future__ import annotations
@@ -52,7 +56,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from ..messages import ToolResultMessage
+from ..messages import ToolResultMessage, UserMessage
 from ._local_stages import (
     ANSWER,
     CONTENT_FREE,
@@ -286,6 +290,15 @@ class LocalModel:
     # --- streaming ------------------------------------------------------------------------
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        files = sum(len(m.files) for m in request.messages if isinstance(m, UserMessage))
+        if files:
+            yield ErrorPart(
+                f"the embedded model ({self.name}) reads text only and cannot take the "
+                f"{files} file(s) attached to the conversation; use a model that reads "
+                "files (openai:..., anthropic:...)",
+                "unsupported_file",
+            )
+            return
         try:
             server = await asyncio.to_thread(self.server)
         except LocalModelUnavailable as exc:

@@ -17,6 +17,13 @@ is ``ERROR_PREFIX`` followed by the result's text, e.g. ``Error: no file named '
 Chat Completions has no error flag on tool messages, and one prefix for every kind
 of failure is what the model can learn to read (openai-agents does the same).
 
+Files on a user message go before its text, as content parts: an image as an
+``image_url`` part (its https URL, or its bytes as a ``data:`` URL), a PDF as a ``file``
+part with ``file_data`` (a ``data:`` URL, as OpenAI's guide writes it) and the filename,
+plain text as a text part headed by the file's name. Chat Completions takes no PDF or
+other document by URL: such a file fails the step (``unsupported_file``) rather than
+reach the model as nothing. Structured mode sends the same parts.
+
 The ``openai`` package is the optional extra ``callwright[openai]``: this module imports
 it for the type checker only and inside ``_make_client`` (see ``_provider``), so it
 imports without it; ``OpenAIModel()`` then raises an ``ImportError`` naming the extra.
@@ -30,13 +37,14 @@ from typing import TYPE_CHECKING, Any
 
 from ..messages import (
     AssistantMessage,
+    FilePart,
     Message,
     SystemMessage,
     ToolResultMessage,
     UserMessage,
 )
 from ..usage import Usage
-from ._provider import Provider, ProviderModel, ToolDefinition
+from ._provider import Provider, ProviderModel, ToolDefinition, UnsupportedFile, file_text
 from ._retry import RetryPolicy
 from ._solution import SolutionStream, bound_schema, conversation, fit_schema, system_prompt
 from .base import (
@@ -58,6 +66,7 @@ if TYPE_CHECKING:
     from openai.types.chat import (
         ChatCompletionAssistantMessageParam,
         ChatCompletionChunk,
+        ChatCompletionContentPartParam,
         ChatCompletionMessageParam,
         ChatCompletionToolChoiceOptionParam,
         ChatCompletionToolParam,
@@ -169,7 +178,7 @@ class OpenAIModel(ProviderModel["AsyncOpenAI", "ChatCompletionChunk"]):
                     schema, max_calls=1, max_string=self.max_string, max_output=self.max_string * 4
                 )
             system = {"role": "system", "content": system_prompt(request.instructions, schema)}
-            body["messages"] = [system, *conversation(request.messages)]
+            body["messages"] = [system, *structured_conversation(request.messages)]
             body["response_format"] = {
                 "type": "json_schema",
                 "json_schema": {"name": "solution", "schema": schema, "strict": False},
@@ -312,7 +321,7 @@ def chat_messages(
         if isinstance(m, SystemMessage):
             out.append({"role": "system", "content": m.content})
         elif isinstance(m, UserMessage):
-            out.append({"role": "user", "content": m.content})
+            out.append({"role": "user", "content": user_content(m)})
         elif isinstance(m, AssistantMessage):
             message: ChatCompletionAssistantMessageParam = {
                 "role": "assistant",
@@ -339,3 +348,45 @@ def chat_messages(
 def tool_text(result: ToolResultMessage) -> str:
     """A tool message's content: an error result is marked with ``ERROR_PREFIX``."""
     return ERROR_PREFIX + result.content if result.is_error else result.content
+
+
+def user_content(message: UserMessage) -> str | list[ChatCompletionContentPartParam]:
+    """A user message's content: its text alone, or its files' parts and then its text."""
+    if not message.files:
+        return message.content
+    parts = [file_part(f) for f in message.files]
+    if message.content:
+        parts.append({"type": "text", "text": message.content})
+    return parts
+
+
+def file_part(part: FilePart) -> ChatCompletionContentPartParam:
+    """One file as a Chat Completions content part (an ``UnsupportedFile`` when there is
+    no such part for it)."""
+    if part.top_type == "image":
+        return {"type": "image_url", "image_url": {"url": part.data_url()}}
+    if part.data is not None and part.media_type == "application/pdf":
+        filename = part.filename or "document.pdf"
+        return {"type": "file", "file": {"filename": filename, "file_data": part.data_url()}}
+    if part.data is not None and part.top_type == "text":
+        return {"type": "text", "text": file_text(part)}
+    how = "by URL" if part.url is not None else "inline"
+    raise UnsupportedFile(
+        f"OpenAI Chat Completions cannot take a {part.media_type or 'file'} {how} "
+        "(it takes images, PDFs as data and plain text)"
+    )
+
+
+def structured_conversation(messages: list[Message]) -> list[dict[str, Any]]:
+    """``conversation`` (the structured-mode turns), with each user message that carries
+    files as a turn of content parts. ``conversation`` flushes pending tool results at
+    every user message, so cutting the history there changes nothing else."""
+    out: list[dict[str, Any]] = []
+    start = 0
+    for index, m in enumerate(messages):
+        if isinstance(m, UserMessage) and m.files:
+            out += conversation(messages[start:index])
+            out.append({"role": "user", "content": user_content(m)})
+            start = index + 1
+    out += conversation(messages[start:])
+    return out

@@ -17,6 +17,7 @@ from ._common import (
     WireError,
     resolve_claims,
 )
+from ._files import FileLimits
 from .agui import AGUIEncoder
 from .aisdk import AISDKEncoder
 
@@ -25,6 +26,7 @@ __all__ = [
     "AISDKEncoder",
     "ApprovalClaim",
     "ApprovalLedger",
+    "FileLimits",
     "IssuedApproval",
     "MemoryApprovalLedger",
     "RunInput",

@@ -94,6 +94,7 @@ from ._common import (
     parse_arguments,
     text_of,
 )
+from ._files import DEFAULT_FILE_LIMITS, FileLimits, agui_files
 
 __all__ = ["HEADERS", "AGUIEncoder", "decode_messages", "decode_request", "wants_protocol_1"]
 
@@ -105,14 +106,15 @@ INPUT_REASON = "input_required"
 # --- request -> run input -------------------------------------------------------------
 
 
-def decode_request(body: Any) -> RunInput:
-    """A ``RunAgentInput`` as a ``RunInput``; raises ``WireError`` (400) when malformed."""
+def decode_request(body: Any, *, files: FileLimits = DEFAULT_FILE_LIMITS) -> RunInput:
+    """A ``RunAgentInput`` as a ``RunInput``; raises ``WireError`` (4xx) when malformed or
+    when a user message's files are beyond ``files`` (see ``_files``)."""
     if not isinstance(body, dict):
         raise WireError("the request body must be a RunAgentInput object", "invalid_request")
     raw_messages = body.get("messages")
     if not isinstance(raw_messages, list):
         raise WireError("RunAgentInput.messages must be a list", "invalid_request")
-    messages = decode_messages(raw_messages)
+    messages = decode_messages(raw_messages, files)
     context = _context_message(body.get("context"))
     if context is not None:
         messages.insert(0, context)
@@ -141,9 +143,10 @@ def wants_protocol_1(body: Any) -> bool:
     return major is not None and major >= 1
 
 
-def decode_messages(raw: list[Any]) -> list[Message]:
+def decode_messages(raw: list[Any], files: FileLimits = DEFAULT_FILE_LIMITS) -> list[Message]:
     """AG-UI messages in the run loop's shape. Activity messages are UI-only and skipped;
-    a reasoning message is attached to the assistant message that follows it."""
+    a reasoning message is attached to the assistant message that follows it; a user
+    message's media parts become its ``files``."""
     out: list[Message] = []
     names: dict[str, str] = {}
     reasoning = ""
@@ -156,7 +159,8 @@ def decode_messages(raw: list[Any]) -> list[Message]:
         if role in ("system", "developer"):
             out.append(SystemMessage(text_of(item.get("content"))))
         elif role == "user":
-            out.append(UserMessage(text_of(item.get("content")), _id(item)))
+            content = item.get("content")
+            out.append(UserMessage(text_of(content), _id(item), agui_files(content, files)))
         elif role == "assistant":
             calls = []
             for call in item.get("toolCalls") or ():

@@ -94,6 +94,7 @@ from ._common import (
     optional_id,
     parse_arguments,
 )
+from ._files import DEFAULT_FILE_LIMITS, FileLimits, aisdk_files
 
 VERSION_HEADER = "x-ai-sdk-version"
 SUPPORTED_VERSIONS = (5, 6, 7)
@@ -125,12 +126,13 @@ def client_version(headers: Mapping[str, str], default: int = 6) -> int:
 # --- request -> run input ----------------------------------------------------------------
 
 
-def decode_request(body: Any) -> RunInput:
+def decode_request(body: Any, *, files: FileLimits = DEFAULT_FILE_LIMITS) -> RunInput:
     """useChat's body (``id``, ``messages``, ``trigger``, ``messageId``) as a ``RunInput``.
 
     Approvals answered in the last assistant message become claims; calls left
     without a result in earlier messages are closed with a "not executed"
-    result, since the conversation moved past them.
+    result, since the conversation moved past them. A user message's ``file`` parts
+    become its ``files`` within ``files`` (see ``_files``).
     """
     if not isinstance(body, dict):
         raise WireError("the request body must be a JSON object", "invalid_request")
@@ -147,7 +149,8 @@ def decode_request(body: Any) -> RunInput:
             last = index == len(raw) - 1
             messages += _assistant(item, claims if last else None)
         elif role == "user":
-            messages.append(UserMessage(_text(item["parts"]), _message_id(item)))
+            attached = aisdk_files(item["parts"], files)
+            messages.append(UserMessage(_text(item["parts"]), _message_id(item), attached))
         elif role == "system":
             messages.append(SystemMessage(_text(item["parts"])))
         else:
