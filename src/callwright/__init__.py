@@ -11,6 +11,7 @@ subpackage: model adapters in ``callwright.models``, the wire encoders in
 """
 
 from . import events
+from ._approvals import AgentApprovalPolicy, ApprovalQuery, ThreadApprovals
 from .call import (
     Call,
     CallState,
@@ -60,6 +61,8 @@ __all__ = [
     "PARALLEL",
     "SEQUENTIAL",
     "Agent",
+    "AgentApprovalPolicy",
+    "ApprovalQuery",
     "ApprovalVerdict",
     "AssistantMessage",
     "Call",
@@ -90,6 +93,7 @@ __all__ = [
     "StopCondition",
     "Strategy",
     "SystemMessage",
+    "ThreadApprovals",
     "TimedOut",
     "Tool",
     "ToolCallPart",

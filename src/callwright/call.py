@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import jiter
 
@@ -248,16 +248,29 @@ def split_meta(arguments: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any
 # --- approvals ----------------------------------------------------------------
 
 
+Remember = Literal["thread"]
+"""How long a human's approval lasts beyond its call: ``"thread"``, the rest of the thread."""
+
+
 @dataclass(slots=True)
 class Decision:
-    """A human's answer to an approval request, keyed by call id when resuming."""
+    """An answer to an approval request: a human's, keyed by call id when resuming, or a
+    policy's (``automatic``), which ``ToolContext.approval`` shows the tool the same way."""
 
     approved: bool
     """Whether the call may run; False ends it output-denied."""
     reason: str | None = None
-    """Why, in the human's words; on denial the model sees it."""
+    """Why, in the human's (or the policy's) words; on denial the model sees it."""
     arguments: dict[str, Any] | None = None
     """Edited arguments that replace the model's (only where the tool allows edits)."""
+    data: Any = None
+    """What the approver sent along for the tool (a chosen account, a note): the tool
+    reads it as ``ctx.approval.data``. The model never sees it."""
+    remember: Remember | None = None
+    """``"thread"``: the human allows this tool for the rest of the thread, so its later
+    calls there are approved automatically (only an approval counts, not a denial)."""
+    automatic: bool = False
+    """Decided without asking anyone now: by a policy, or by a remembered approval."""
 
 
 # --- the call -----------------------------------------------------------------

@@ -15,11 +15,12 @@ from typing import TYPE_CHECKING, Any, Generic
 
 from typing_extensions import TypeVar
 
-from .call import Cancelled, ToolError
+from .call import Cancelled, Decision, ToolError
 from .state import RunState
 from .usage import Usage
 
 if TYPE_CHECKING:
+    from ._approvals import ThreadApprovals
     from .elicitation import InputAnswer
     from .events import Event
     from .models.base import Model
@@ -145,6 +146,10 @@ class RunScope(Generic[DepsT]):
     trace: RunTrace | None = None
     """The run's tracing, None when tracing is off: the executor starts each call's task
     in the context it gives, where the call's span is current."""
+    thread_approvals: ThreadApprovals | None = None
+    """The tools a human allowed for the rest of this thread (``Decision(remember=
+    "thread")``): the executor approves their calls without asking and adds to it. Shared
+    with whoever keeps it between runs (the server, per principal and thread)."""
     forwarded_props: dict[str, Any] = field(default_factory=dict)
     """What the front end forwarded with the request (AG-UI ``forwardedProps``) for the
     agent's code, never shown to the model; empty when it sent none. The server fills
@@ -187,6 +192,10 @@ class ToolContext(Generic[DepsT]):
     answer: InputAnswer | None = None
     """A human's answer to the question this call asked (``InputRequired``) when the run
     resumed with one: the tool runs again and goes on from its question."""
+    approval: Decision | None = None
+    """How the call was approved, when it needed approval: a human's decision (with the
+    ``data`` they sent for the tool) or a policy's (``automatic``); None when no approval
+    was asked for."""
 
     @property
     def deps(self) -> DepsT | None:

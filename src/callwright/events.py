@@ -271,7 +271,9 @@ class ApprovalRequested:
 
 @dataclass(slots=True)
 class ApprovalResolved:
-    """Emitted when a resumed run applies the human's answer to a call."""
+    """Emitted when a resumed run applies the human's answer to a call, or when a policy
+    (or a tool allowed for the rest of the thread) decides a call without asking anyone
+    (``automatic``: no ``ApprovalRequested`` came before it)."""
 
     type: ClassVar[str] = "approval-resolved"
     call_id: str
@@ -281,7 +283,9 @@ class ApprovalResolved:
     approved: bool
     """Whether the call may run; a denied call ends output-denied."""
     reason: str | None = None
-    """The human's reason, passed on to the model on denial."""
+    """The human's (or the policy's) reason, passed on to the model on denial."""
+    automatic: bool = False
+    """Decided by a policy or a remembered approval, not by a human's answer now."""
 
 
 @dataclass(slots=True)

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any, Generic
 
 from . import acts
+from ._approvals import AgentApprovalPolicy, ApprovalQuery, decide
 from .call import (
     Call,
     CallState,
@@ -139,6 +140,8 @@ class ExecutionPolicy:
     """For tools that set no timeout of their own."""
     approval_ids: ApprovalIds | None = None
     """Makes approval ids (e.g. signed ones); random by default."""
+    approval: AgentApprovalPolicy | None = None
+    """The agent's approval policy: it sees every call before the tool's own setting."""
 
 
 class StepExecutor(Generic[DepsT]):
@@ -221,7 +224,11 @@ class StepExecutor(Generic[DepsT]):
     # --- gating -----------------------------------------------------------------
 
     def _gate(self, call: Call, runnable: list[tuple[Call, Executor]]) -> list[Event]:
-        """Decide what happens to a call before anything runs; returns events to emit."""
+        """Decide what happens to a call before anything runs; returns events to emit.
+
+        Approval comes first, for front-end tools too: a call a policy denies never
+        reaches the front end, and one that needs a human waits for them before it does.
+        """
         if call.done:
             return self._finished(call)
         tool = call.tool
@@ -230,10 +237,6 @@ class StepExecutor(Generic[DepsT]):
             return self._finished(call)
         executor = self.scope.toolbox.executor_for(tool)
         kind = self.scope.toolbox.kind(tool, executor)
-        if kind == "client":
-            self.pending.append(PendingCall(call.id, call.tool_name, call.raw_arguments, "client"))
-            return []
-        events: list[Event] = []
         decision = self.decisions.get(call.id)
         if isinstance(decision, InputAnswer):
             if executor is None:
@@ -241,21 +244,17 @@ class StepExecutor(Generic[DepsT]):
                 return self._finished(call)
             # the call ran (approved, if it needed approval) and asked a question: it goes on
             runnable.append((call, executor))
-            return events
-        fresh = call.state is CallState.INPUT_AVAILABLE
-        verdict = tool.approval(call.arguments or {}) if fresh else None
-        if verdict is not None and verdict.outcome == "denied" and decision is None:
-            call.transition(CallState.APPROVAL_REQUESTED)  # decided by the policy itself
-            call.transition(CallState.APPROVAL_RESPONDED)
-            call.fail(Denied(verdict.reason or ""))
-            return self._finished(call)
-        if verdict is not None and verdict.outcome == "user-approval":
-            call.transition(CallState.APPROVAL_REQUESTED)
-            if decision is None:
-                return self._ask(call, tool)
-            events = self._decide(call, decision)
+            return []
+        events: list[Event] = []
+        if call.state is CallState.INPUT_AVAILABLE:
+            events = self._approve(call, tool, kind == "client", decision)
             if call.done:
                 return events + self._finished(call)
+            if self._waiting(call):  # for a human
+                return events
+        if kind == "client":
+            self.pending.append(PendingCall(call.id, call.tool_name, call.raw_arguments, "client"))
+            return events
         if kind == "latent":
             acts.answer_latent(call)
             return events + self._finished(call)
@@ -263,15 +262,58 @@ class StepExecutor(Generic[DepsT]):
         runnable.append((call, executor))
         return events
 
-    def _ask(self, call: Call, tool: Tool) -> list[Event]:
-        """Park the call as a pending approval; the run pauses on it."""
+    def _approve(
+        self, call: Call, tool: Tool, client: bool, decision: Decision | None
+    ) -> list[Event]:
+        """Apply the approval verdict (``_approvals.decide``) to a fresh call.
+
+        A human's decision for this call is applied when one came back, unless a policy
+        now denies the call: nothing runs that a human or a policy denied.
+        """
+        query = ApprovalQuery(
+            call.id,
+            call.tool_name,
+            call.arguments or {},
+            tool,
+            client,
+            self.scope.thread_id,
+            self.scope.deps,
+        )
+        verdict = decide(query, self.policy.approval, self.scope.thread_approvals)
+        if verdict.outcome == "not-applicable" and decision is None:
+            return []
+        call.transition(CallState.APPROVAL_REQUESTED)
+        if decision is not None and verdict.outcome != "denied":
+            return self._decide(call, decision)
+        if verdict.outcome == "user-approval":
+            return self._ask(call, tool, verdict.reason)
+        automatic = Decision(verdict.outcome == "approved", verdict.reason, automatic=True)
+        if call.approval_id is None:
+            call.approval_id = new_approval_id()  # never redeemed: only shown to UIs
+        call.decision = automatic
+        call.transition(CallState.APPROVAL_RESPONDED)
+        if not automatic.approved:
+            call.fail(Denied(verdict.reason or ""))
+        return [
+            ApprovalResolved(
+                call.id, call.approval_id, automatic.approved, verdict.reason, automatic=True
+            )
+        ]
+
+    @staticmethod
+    def _waiting(call: Call) -> bool:
+        return call.state is CallState.APPROVAL_REQUESTED
+
+    def _ask(self, call: Call, tool: Tool, policy_reason: str | None = None) -> list[Event]:
+        """Park the call as a pending approval; the run pauses on it. The model's stated
+        reason for the call is shown to the human, else the policy's reason for asking."""
         if call.approval_id is None:
             call.approval_id = (
                 self.policy.approval_ids(call.id, call.tool_name, call.raw_arguments)
                 if self.policy.approval_ids is not None
                 else new_approval_id()
             )
-        reason = call.meta.get("_reasoningForCall")
+        reason = call.meta.get("_reasoningForCall") or policy_reason
         edit_schema = tool.parameters if tool.allow_edits else None
         self.pending.append(
             PendingCall(
@@ -289,9 +331,13 @@ class StepExecutor(Generic[DepsT]):
         ]
 
     def _decide(self, call: Call, decision: Decision) -> list[Event]:
-        """Apply a human's decision; a denial or a refused edit leaves the call failed."""
+        """Apply a human's decision; a denial or a refused edit leaves the call failed.
+        An approval ``remember="thread"`` allows the tool for the rest of the thread."""
         call.decision = decision
         call.transition(CallState.APPROVAL_RESPONDED)
+        remembered = self.scope.thread_approvals
+        if decision.approved and decision.remember == "thread" and remembered is not None:
+            remembered.remember(call.tool_name)
         events: list[Event] = [
             ApprovalResolved(call.id, call.approval_id, decision.approved, decision.reason)
         ]
@@ -441,6 +487,7 @@ class StepExecutor(Generic[DepsT]):
             put,
             acts.scope_for(call, scope.state, scope.input_text),
             answer if isinstance(answer, InputAnswer) else None,
+            call.decision,
         )
 
     async def _run_one(

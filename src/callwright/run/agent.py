@@ -13,6 +13,7 @@ from typing import Any, Generic, overload
 
 from pydantic import TypeAdapter
 
+from .._approvals import AgentApprovalPolicy, ThreadApprovals
 from ..call import Decision
 from ..context import DepsT
 from ..elicitation import InputAnswer
@@ -69,12 +70,16 @@ class Agent(Generic[DepsT, OutputT]):
         max_delegate_depth: int = 3,
         name: str | None = None,
         toolsets: Iterable[Toolset] = (),
+        approval: AgentApprovalPolicy | None = None,
     ) -> None:
         """``max_steps`` is a shortcut for ``limits.max_steps`` and wins over it when both
         are given. ``deps_type`` only informs type checkers. ``name`` names the agent in
         traces (``invoke_agent {name}``) and logs. ``toolsets`` are sources of tools listed
         when a run starts (MCP servers, ``callwright.mcp.MCPServer``): close them with
-        ``async with agent`` or ``await agent.aclose()``."""
+        ``async with agent`` or ``await agent.aclose()``. ``approval`` is the agent's
+        approval policy: it sees every call (front-end and MCP tools too) before the
+        tool's own ``requires_approval``, which decides where it returns
+        ``not-applicable`` (see ``ApprovalQuery``)."""
         self.model = _resolve_model(model)
         self.toolbox = tools if isinstance(tools, Toolbox) else Toolbox(tools)
         for toolset in toolsets:
@@ -97,6 +102,7 @@ class Agent(Generic[DepsT, OutputT]):
         self.cancel_grace = cancel_grace
         self.max_delegate_depth = max_delegate_depth
         self.name = name
+        self.approval = approval
 
     @property
     def output_schema(self) -> dict[str, Any] | None:
@@ -130,7 +136,7 @@ class Agent(Generic[DepsT, OutputT]):
     def settings(self, approval_ids: ApprovalIds | None = None) -> RunSettings:
         """The configuration one run reads, fixed when it starts."""
         execution = ExecutionPolicy(
-            self.strategy, self.cancel_grace, self.limits.tool_timeout, approval_ids
+            self.strategy, self.cancel_grace, self.limits.tool_timeout, approval_ids, self.approval
         )
         return RunSettings(
             model=self.model,
@@ -161,6 +167,7 @@ class Agent(Generic[DepsT, OutputT]):
         depth: int = 0,
         name: str | None = None,
         traceparent: str | None = None,
+        thread_approvals: ThreadApprovals | None = None,
     ) -> Run[DepsT, OutputT]:
         """A new run, not started yet: iterate its ``events()`` to run it.
 
@@ -171,7 +178,10 @@ class Agent(Generic[DepsT, OutputT]):
         by default they are random. ``depth`` and ``name`` (the agent's name in traces,
         default ``self.name``) are set by delegation. ``traceparent``: the W3C trace
         context of the segment that paused (``PendingCall.traceparent``), so that a
-        resume in another process links to it when tracing is on.
+        resume in another process links to it when tracing is on. ``thread_approvals``:
+        the tools a human allowed for the rest of this thread; pass the same object to
+        each run of the thread (the run adds what a ``Decision(remember="thread")``
+        allows). None: a fresh one, for this run only.
         """
         history = list(messages)
         if prompt is not None:
@@ -195,6 +205,7 @@ class Agent(Generic[DepsT, OutputT]):
             depth=depth,
             agent_name=name or self.name,
             traceparent=traceparent,
+            thread_approvals=thread_approvals,
         )
 
     def stream(
@@ -207,6 +218,7 @@ class Agent(Generic[DepsT, OutputT]):
         state: dict[str, Any] | None = None,
         deps: DepsT | None = None,
         thread_id: str | None = None,
+        thread_approvals: ThreadApprovals | None = None,
     ) -> Run[DepsT, OutputT]:
         """A run to iterate: ``async for event in agent.stream(...)``; ``run.result`` after."""
         return self.start(
@@ -217,6 +229,7 @@ class Agent(Generic[DepsT, OutputT]):
             state=state,
             deps=deps,
             thread_id=thread_id,
+            thread_approvals=thread_approvals,
         )
 
     async def run(
@@ -229,6 +242,7 @@ class Agent(Generic[DepsT, OutputT]):
         state: dict[str, Any] | None = None,
         deps: DepsT | None = None,
         thread_id: str | None = None,
+        thread_approvals: ThreadApprovals | None = None,
     ) -> RunResult[OutputT]:
         """Run to completion (or to a pause) and return the result."""
         run = self.stream(
@@ -239,6 +253,7 @@ class Agent(Generic[DepsT, OutputT]):
             state=state,
             deps=deps,
             thread_id=thread_id,
+            thread_approvals=thread_approvals,
         )
         async for _ in run:
             pass
@@ -255,6 +270,7 @@ class Agent(Generic[DepsT, OutputT]):
         state: dict[str, Any] | None = None,
         deps: DepsT | None = None,
         thread_id: str | None = None,
+        thread_approvals: ThreadApprovals | None = None,
     ) -> RunResult[OutputT]:
         """``run`` for code without an event loop (scripts, the REPL).
 
@@ -276,6 +292,7 @@ class Agent(Generic[DepsT, OutputT]):
                 state=state,
                 deps=deps,
                 thread_id=thread_id,
+                thread_approvals=thread_approvals,
             )
         )
 

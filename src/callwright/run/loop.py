@@ -23,6 +23,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic
 
+from .._approvals import ThreadApprovals
 from ..call import Call, CallState, Cancelled, Decision, ToolError
 from ..context import CancelToken, DepsT, RunScope
 from ..elicitation import InputAnswer
@@ -91,6 +92,7 @@ class Run(Generic[DepsT, OutputT]):
         depth: int = 0,
         agent_name: str | None = None,
         traceparent: str | None = None,
+        thread_approvals: ThreadApprovals | None = None,
     ) -> None:
         self.settings = settings
         self.messages = messages
@@ -131,6 +133,7 @@ class Run(Generic[DepsT, OutputT]):
             max_depth=settings.max_delegate_depth,
             steering=self._steering,
             trace=trace,
+            thread_approvals=ThreadApprovals() if thread_approvals is None else thread_approvals,
         )
 
     # --- what the run is ---------------------------------------------------------------

@@ -239,7 +239,8 @@ class RunTrace:
         if event.approval_id:
             attributes[names.APPROVAL_ID] = event.approval_id
         self._span.add_event("callwright.approval.resolved", attributes)
-        self._hub.approvals_waiting.add(-1)
+        if not event.automatic:  # an automatic decision was never waiting
+            self._hub.approvals_waiting.add(-1)
 
     # --- tool calls ------------------------------------------------------------------
 
