@@ -33,6 +33,7 @@ from .events import Event, PendingCall
 from .execute import PARALLEL, SEQUENTIAL, Strategy, batched
 from .messages import (
     AssistantMessage,
+    FilePart,
     Message,
     MessageHistory,
     SystemMessage,
@@ -72,6 +73,7 @@ __all__ = [
     "Decision",
     "Denied",
     "Event",
+    "FilePart",
     "IllegalTransition",
     "InputAnswer",
     "InputRequest",
