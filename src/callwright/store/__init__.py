@@ -1,5 +1,19 @@
-"""Durable run journal: SQLite by default, one interface (see ``base.Journal``)."""
+"""Durable run journal: SQLite by default, Postgres for many processes, one interface.
 
+``base.Journal`` is the interface. ``SQLiteJournal`` keeps it in one file (the
+embedded default: one machine, one or several processes); ``PostgresJournal`` in one
+Postgres database that N web replicas and M tool workers share (psycopg 3, the
+``durable`` extra). Both are ``SQLJournal``: the same statements and semantics, the
+database's differences in ``_sql``/``_pg``. ``open_journal(target)`` picks one by
+its target: a ``postgresql://`` or ``postgres://`` URL, else a file path.
+
+For a durable-execution layer continuing the runs of dead processes, both take
+``owner_id`` (the executor id) and ``settle_gone=False``, and offer
+``gone_owners``, ``claim`` and ``reopen``.
+"""
+
+from ._journal import SQLJournal
+from ._open import database_errors, open_journal
 from .base import (
     Answer,
     Journal,
@@ -12,6 +26,7 @@ from .base import (
     canonical_json,
     digest,
 )
+from .postgres import PostgresJournal
 from .recorder import Recorder
 from .session import begin_journaled, start_journaled
 from .signing import ApprovalSigner
@@ -24,13 +39,17 @@ __all__ = [
     "JournalLimits",
     "JournalUnavailable",
     "PendingRecord",
+    "PostgresJournal",
     "Recorder",
     "Rejected",
+    "SQLJournal",
     "SQLiteJournal",
     "Segment",
     "Started",
     "begin_journaled",
     "canonical_json",
+    "database_errors",
     "digest",
+    "open_journal",
     "start_journaled",
 ]

@@ -12,10 +12,11 @@ from __future__ import annotations
 import os
 import secrets
 import socket
-import sqlite3
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+
+from ._sql import Db
 
 HOST = socket.gethostname()
 
@@ -36,14 +37,19 @@ def new_owner_id() -> str:
     return f"{HOST}:{os.getpid()}:{secrets.token_hex(6)}"
 
 
-def register(db: sqlite3.Connection, owner_id: str, now: float, lease: float) -> None:
+def register(db: Db, owner_id: str, now: float, lease: float) -> None:
+    """Write the owner's row (a process reusing an owner id takes it back: no longer
+    taken over)."""
     db.execute(
-        "INSERT OR REPLACE INTO owners VALUES (?, ?, ?, ?, ?)",
+        "INSERT INTO owners (id, host, pid, started_at, expires_at, taken_by) "
+        "VALUES (?, ?, ?, ?, ?, NULL) ON CONFLICT (id) DO UPDATE SET host = excluded.host, "
+        "pid = excluded.pid, started_at = excluded.started_at, "
+        "expires_at = excluded.expires_at, taken_by = NULL",
         (owner_id, HOST, os.getpid(), now, now + lease),
     )
 
 
-def renew(db: sqlite3.Connection, owner_id: str, now: float, lease: float) -> None:
+def renew(db: Db, owner_id: str, now: float, lease: float) -> None:
     """Extend the lease (and write the row again if another process dropped it)."""
     updated = db.execute(
         "UPDATE owners SET expires_at = ? WHERE id = ?", (now + lease, owner_id)
@@ -52,7 +58,7 @@ def renew(db: sqlite3.Connection, owner_id: str, now: float, lease: float) -> No
         register(db, owner_id, now, lease)
 
 
-def alive(db: sqlite3.Connection, owner_id: str | None, now: float) -> bool:
+def alive(db: Db, owner_id: str | None, now: float) -> bool:
     """Whether the owner of a segment may still be running it."""
     if owner_id is None:
         return False  # written outside a serving process (the synchronous library API)
@@ -71,7 +77,7 @@ def alive(db: sqlite3.Connection, owner_id: str | None, now: float) -> bool:
     return process_exists(pid)
 
 
-def drop_gone(db: sqlite3.Connection, now: float) -> None:
+def drop_gone(db: Db, now: float) -> None:
     """Forget owners that are gone and own nothing that still runs."""
     for (owner_id,) in db.execute("SELECT id FROM owners").fetchall():
         if alive(db, owner_id, now):

@@ -8,13 +8,13 @@ history are merged in place (call order, before anything written after it), a
 reply not yet in the history is appended with its results: history is never
 reordered. The run becomes ``interrupted`` (the next request on its thread
 resumes it), its running segment is closed, and the segment's closing frame
-ends its event log so that a replay ends with an error, not forever.
+ends its event log so that a replay ends with an error, not forever. Continuing a run
+on another process (``reopen``) rebuilds the history the same way but keeps it running.
 """
 
 from __future__ import annotations
 
 import json
-import sqlite3
 from typing import Any
 
 from ..call import Interrupted
@@ -26,13 +26,14 @@ from ..messages import (
 )
 from ..run.resume import last_assistant_index, merge_results
 from ._rows import append_frame, load_history, write_messages
+from ._sql import Db
 from .base import JournalLimits
 
 INTERRUPTED = "the server stopped during the run"
 
 
 def settle_run(
-    db: sqlite3.Connection,
+    db: Db,
     run_id: str,
     thread_id: str,
     idempotent: set[str],
@@ -41,12 +42,7 @@ def settle_run(
     reason: str = INTERRUPTED,
 ) -> None:
     """Make the run's history whole and close it (inside the caller's transaction)."""
-    history = load_history(db, thread_id)
-    settled = rebuilt_history(history, _operations(db, run_id), idempotent)
-    first = 0
-    while first < len(history) and first < len(settled) and settled[first] is history[first]:
-        first += 1
-    write_messages(db, thread_id, run_id, first, settled[first:], limits, replace=True)
+    rebuild(db, run_id, thread_id, idempotent, limits)
     db.execute(
         "UPDATE runs SET status = 'interrupted', reason = ?, updated_at = ? WHERE id = ?",
         (reason, now, run_id),
@@ -60,6 +56,20 @@ def settle_run(
         )
         if closing:
             append_frame(db, segment, bytes(closing))
+
+
+def rebuild(
+    db: Db, run_id: str, thread_id: str, idempotent: set[str], limits: JournalLimits
+) -> list[Message]:
+    """Write the run's unrecorded replies and outcomes into its thread's history (what
+    settling a run and continuing it elsewhere share); returns the history."""
+    history = load_history(db, thread_id)
+    settled = rebuilt_history(history, _operations(db, run_id), idempotent)
+    first = 0
+    while first < len(history) and first < len(settled) and settled[first] is history[first]:
+        first += 1
+    write_messages(db, thread_id, run_id, first, settled[first:], limits, replace=True)
+    return settled
 
 
 def rebuilt_history(
@@ -116,7 +126,7 @@ def _outcomes(
     return outcomes
 
 
-def _operations(db: sqlite3.Connection, run_id: str) -> list[dict[str, Any]]:
+def _operations(db: Db, run_id: str) -> list[dict[str, Any]]:
     rows = db.execute(
         "SELECT name, call_id, status, output, idempotent FROM operations "
         "WHERE run_id = ? ORDER BY seq",

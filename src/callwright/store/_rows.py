@@ -3,23 +3,23 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from typing import Any
 
 from ..messages import Message, message_from_dict
 from ._caps import cap_output, message_body
+from ._sql import Db
 from ._verify import PENDING_COLUMNS, pending_record
 from .base import Answer, JournalLimits, PendingRecord, Rejected, Segment, canonical_json, digest
 
 
-def load_history(db: sqlite3.Connection, thread_id: str) -> list[Message]:
+def load_history(db: Db, thread_id: str) -> list[Message]:
     rows = db.execute(
         "SELECT body FROM messages WHERE thread_id = ? ORDER BY seq", (thread_id,)
     ).fetchall()
     return [message_from_dict(json.loads(body)) for (body,) in rows]
 
 
-def open_pending(db: sqlite3.Connection, thread_id: str) -> list[PendingRecord]:
+def open_pending(db: Db, thread_id: str) -> list[PendingRecord]:
     rows = db.execute(
         f"SELECT {PENDING_COLUMNS} FROM pending "
         "WHERE thread_id = ? AND resolved_at IS NULL ORDER BY created_at, call_id",
@@ -29,7 +29,7 @@ def open_pending(db: sqlite3.Connection, thread_id: str) -> list[PendingRecord]:
 
 
 def write_messages(
-    db: sqlite3.Connection,
+    db: Db,
     thread_id: str,
     run_id: str,
     start: int,
@@ -47,7 +47,7 @@ def write_messages(
     )
 
 
-def append_events(db: sqlite3.Connection, segment: int, events: Any) -> None:
+def append_events(db: Db, segment: int, events: Any) -> None:
     """Frames of the segment's event log, as one chunk row (empty frames are not kept:
     nothing was sent for them)."""
     kept = [(offset, frame) for offset, _, frame in events if frame]
@@ -67,7 +67,7 @@ def append_events(db: sqlite3.Connection, segment: int, events: Any) -> None:
     )
 
 
-def append_frame(db: sqlite3.Connection, segment: int, frame: bytes) -> None:
+def append_frame(db: Db, segment: int, frame: bytes) -> None:
     """One frame after the segment's last (a closing error frame)."""
     last = db.execute(
         'SELECT COALESCE(MAX("last"), 0) FROM events WHERE segment = ?', (segment,)
@@ -87,16 +87,14 @@ def split_chunk(offsets: str, lengths: str, frames: bytes) -> list[tuple[int, by
     return out
 
 
-def thread_of(db: sqlite3.Connection, thread_id: str, principal: str) -> bool:
+def thread_of(db: Db, thread_id: str, principal: str) -> bool:
     row = db.execute(
         "SELECT 1 FROM threads WHERE id = ? AND principal = ?", (thread_id, principal)
     ).fetchone()
     return row is not None
 
 
-def check_request_id(
-    db: sqlite3.Connection, thread_id: str, request_id: str, principal: str
-) -> None:
+def check_request_id(db: Db, thread_id: str, request_id: str, principal: str) -> None:
     """A run id names one request of one thread (per principal)."""
     row = db.execute(
         "SELECT thread_id FROM segments WHERE principal = ? AND request_id = ?",
@@ -113,7 +111,7 @@ def check_request_id(
 
 
 def take_answers(
-    db: sqlite3.Connection,
+    db: Db,
     segment: Segment,
     answers: list[Answer],
     call_ids: list[str],
@@ -147,7 +145,7 @@ def take_answers(
 
 
 def upsert_thread_and_run(
-    db: sqlite3.Connection,
+    db: Db,
     segment: Segment,
     state: dict[str, Any] | None,
     new_thread: bool,
@@ -169,10 +167,12 @@ def upsert_thread_and_run(
     )
 
 
-def fence(db: sqlite3.Connection, segment: Segment) -> None:
+def fence(db: Db, segment: Segment) -> None:
     """Write only to a segment that is still running (not settled by another process
     whose view was that this one's owner had gone)."""
-    row = db.execute("SELECT status FROM segments WHERE id = ?", (segment.id,)).fetchone()
+    row = db.execute(
+        "SELECT status FROM segments WHERE id = ?" + db.for_update, (segment.id,)
+    ).fetchone()
     if row is not None and row[0] != "running":
         raise RuntimeError(f"run {segment.run_id} was settled by recovery; it cannot go on")
 
@@ -208,7 +208,7 @@ def operation_row(
 
 
 def complete(
-    db: sqlite3.Connection,
+    db: Db,
     run_id: str,
     call_id: str,
     output: Any,
@@ -238,9 +238,7 @@ def pending_row(p: PendingRecord, principal: str, now: float) -> tuple[Any, ...]
     )
 
 
-def close(
-    db: sqlite3.Connection, segment: Segment, status: str, reason: str | None, now: float
-) -> None:
+def close(db: Db, segment: Segment, status: str, reason: str | None, now: float) -> None:
     db.execute(
         "UPDATE runs SET status = ?, reason = ?, updated_at = ? WHERE id = ?",
         (status, reason, now, segment.run_id),
@@ -250,7 +248,7 @@ def close(
     )
 
 
-def purge(db: sqlite3.Connection, before: float) -> None:
+def purge(db: Db, before: float) -> None:
     """Delete the event logs of segments closed before ``before`` (a batch per call)."""
     ids = [
         row[0]

@@ -1,7 +1,9 @@
 """The journal's tables, its connections, and the migration from the first layout.
 
 ``PRAGMA user_version`` holds the layout: 0 is an empty file or the first
-layout (no principals, owners or segment ids), 2 is this one. Migrating adds the
+layout (no principals, owners or segment ids), 2 is this one (a file of layout 2
+whose owners cannot be taken over yet gets ``owners.taken_by`` when opened). Migrating
+adds the
 new columns (existing rows belong to the principal ``""``), gives segments an id
 and keys the event log by it (a row per chunk of frames, not per frame); a run id
 that the first layout let two threads share keeps its first segment's events.
@@ -10,6 +12,8 @@ that the first layout let two threads share keeps its first segment's events.
 from __future__ import annotations
 
 import sqlite3
+
+from ._sql import SQLiteDb
 
 VERSION = 2
 CACHE_KIB = 32 * 1024
@@ -52,7 +56,8 @@ CREATE TABLE IF NOT EXISTS events (
     segment INTEGER, "first" INTEGER, "last" INTEGER, offsets TEXT, lengths TEXT, frames BLOB,
     PRIMARY KEY (segment, "first"));
 CREATE TABLE IF NOT EXISTS owners (
-    id TEXT PRIMARY KEY, host TEXT, pid INTEGER, started_at REAL, expires_at REAL);
+    id TEXT PRIMARY KEY, host TEXT, pid INTEGER, started_at REAL, expires_at REAL,
+    taken_by TEXT);
 """
 
 _ADDED_COLUMNS = [
@@ -61,35 +66,44 @@ _ADDED_COLUMNS = [
     ("pending", "principal TEXT NOT NULL DEFAULT ''"),
     ("inbox", "principal TEXT NOT NULL DEFAULT ''"),
     ("operations", "idempotent INTEGER NOT NULL DEFAULT 0"),
+    ("owners", "taken_by TEXT"),
 ]
 
 
-def connect(path: str, busy_seconds: float) -> sqlite3.Connection:
+def connect(path: str, busy_seconds: float) -> SQLiteDb:
     """A connection in autocommit mode (transactions are explicit), WAL, short syncs."""
     db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-    db.execute(f"PRAGMA busy_timeout={int(busy_seconds * 1000)}")
-    db.execute(f"PRAGMA cache_size={-CACHE_KIB}")
-    return db
+    try:
+        db.execute(f"PRAGMA busy_timeout={int(busy_seconds * 1000)}")
+        db.execute(f"PRAGMA cache_size={-CACHE_KIB}")
+    except BaseException:
+        db.close()
+        raise
+    return SQLiteDb(db)
 
 
-def prepare(db: sqlite3.Connection) -> None:
+def prepare(wrapped: SQLiteDb) -> None:
     """Create or migrate the tables (in one transaction)."""
+    db = wrapped.raw
     db.execute("PRAGMA journal_mode=WAL")
     db.execute("PRAGMA synchronous=NORMAL")
     version = db.execute("PRAGMA user_version").fetchone()[0]
-    if version >= VERSION:
+    if version >= VERSION and "taken_by" in _columns(db, "owners"):
         return
     db.execute("BEGIN IMMEDIATE")
     try:
         version = db.execute("PRAGMA user_version").fetchone()[0]  # another process may have
-        if version < VERSION:
-            legacy = _has_table(db, "segments")
+        if version >= VERSION:
+            _add_columns(db)
+        else:
+            legacy = version < 2 and _has_table(db, "segments")
             if legacy:
                 _add_columns(db)
             _run_script(db, TABLES)
             if legacy:
                 _migrate_segments_and_events(db)
             _run_script(db, V2_TABLES)
+            _add_columns(db)
             db.execute(f"PRAGMA user_version={VERSION}")
     except BaseException:
         db.execute("ROLLBACK")

@@ -3,21 +3,24 @@
 ``batch`` is the writer thread's group commit: one ``BEGIN IMMEDIATE`` for every call
 queued together, each call a savepoint, so that one call's failure (a refused request)
 rolls back that call only. When SQLite rolls the whole transaction back itself (a full
-disk, an I/O error), the rest of the batch fails with the same error instead of
-running outside any transaction.
+disk, an I/O error, a lost connection to Postgres), the rest of the batch fails with
+the same error instead of running outside any transaction. A lost connection is opened
+again (``reconnect``) when the next transaction starts.
 """
 
 from __future__ import annotations
 
 import contextlib
-import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+
+from ._sql import Db
 
 
 class Transactions:
-    def __init__(self, db: sqlite3.Connection) -> None:
+    def __init__(self, db: Db, reconnect: Callable[[], Db] | None = None) -> None:
         self.db = db
+        self._reconnect = reconnect
         self.lock = threading.RLock()
         """Held by whoever uses the connection (the writer thread, or a synchronous call)."""
         self._in_batch = False
@@ -28,8 +31,7 @@ class Transactions:
     def batch(self) -> Iterator[None]:
         """One transaction for the calls made inside; each call is a savepoint in it."""
         with self.lock:
-            db = self.db
-            db.execute("BEGIN IMMEDIATE")
+            db = self._begin()
             self._in_batch, self._lost = True, None
             try:
                 yield
@@ -44,21 +46,21 @@ class Transactions:
             commit(db)
 
     @contextlib.contextmanager
-    def tx(self) -> Iterator[sqlite3.Connection]:
+    def tx(self) -> Iterator[Db]:
         """A transaction of its own, or a savepoint inside a ``batch``; inside another
         ``tx`` (a group of calls), part of that one."""
         with self.lock:
-            db = self.db
             if self._depth:
-                yield db
+                yield self.db
                 return
             self._depth += 1
             try:
                 if self._in_batch:
+                    db = self.db
                     with self._savepoint(db):
                         yield db
                 else:
-                    db.execute("BEGIN IMMEDIATE")
+                    db = self._begin()
                     try:
                         yield db
                     except BaseException:
@@ -69,8 +71,25 @@ class Transactions:
             finally:
                 self._depth -= 1
 
+    def _begin(self) -> Db:
+        """Start a transaction, on a connection opened again if it was lost (Postgres
+        restarted: the first statement after it is what finds out)."""
+        for attempt in (1, 2):
+            if self.db.broken and self._reconnect is not None:
+                self.db.close()
+                self.db = self._reconnect()
+            db = self.db
+            try:
+                db.execute(db.begin_sql)
+            except db.errors:
+                if attempt == 2 or not db.broken or self._reconnect is None:
+                    raise
+                continue
+            return db
+        raise AssertionError("unreachable")
+
     @contextlib.contextmanager
-    def _savepoint(self, db: sqlite3.Connection) -> Iterator[None]:
+    def _savepoint(self, db: Db) -> Iterator[None]:
         if self._lost is not None:
             raise self._lost
         db.execute("SAVEPOINT call")
@@ -80,13 +99,13 @@ class Transactions:
             if db.in_transaction:
                 db.execute("ROLLBACK TO call")
                 db.execute("RELEASE call")
-            else:  # SQLite rolled the whole transaction back
+            else:  # the database rolled the whole transaction back
                 self._lost = exc
             raise
         db.execute("RELEASE call")
 
 
-def commit(db: sqlite3.Connection) -> None:
+def commit(db: Db) -> None:
     try:
         db.execute("COMMIT")
     except BaseException:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from typing import Any
 
 from ..call import Decision, strip_meta
 from ..messages import AssistantMessage, Message, ToolResultMessage
+from ._sql import Db
 from .base import Answer, EditValidator, PendingRecord, Rejected, canonical_json
 
 PENDING_COLUMNS = (
@@ -31,7 +31,7 @@ def pending_record(row: tuple[Any, ...]) -> PendingRecord:
 
 
 def verify_answers(
-    db: sqlite3.Connection,
+    db: Db,
     thread_id: str,
     principal: str,
     history: list[Message],
@@ -94,7 +94,7 @@ def _decision(
 
 
 def _find(
-    db: sqlite3.Connection, thread_id: str, principal: str, answer: Answer, issued: set[str]
+    db: Db, thread_id: str, principal: str, answer: Answer, issued: set[str]
 ) -> PendingRecord:
     """The pending row an answer is for; another principal's approval is unknown."""
     if answer.kind == "approval":

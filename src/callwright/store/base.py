@@ -32,7 +32,8 @@ reads return nothing, ``begin`` raises ``Rejected`` 404 ``not_found``.
 with a lease its heartbeat renews). A request on a thread whose segment is
 running under a live owner is refused with 409 ``thread_busy``; recovery (at
 start-up, on the heartbeat, or when a request meets such a thread) settles only
-runs whose owner is gone.
+runs whose owner is gone (or, with ``settle_gone=False``, leaves them to be
+continued elsewhere: ``claim`` and ``reopen``).
 """
 
 from __future__ import annotations
@@ -161,6 +162,9 @@ class Started:
     committed: list[Message] = field(default_factory=list)
     next_operation: int = 1
     """The run's next operation number (operations continue across segments)."""
+    event_offset: int = 0
+    """The last offset of the segment's event log (a segment continued by ``reopen``:
+    its recorder goes on after it)."""
 
 
 EditValidator = Callable[[dict[str, Any]], Any]
@@ -169,7 +173,7 @@ EditValidator = Callable[[dict[str, Any]], Any]
 class Journal(Protocol):
     """What the server and the ``Recorder`` need from durable storage.
 
-    ``SQLiteJournal`` implements it; a durable-execution backend would too. See
+    ``SQLiteJournal`` and ``PostgresJournal`` implement it. See
     the module docstring for threads, ownership and processes.
     """
 

@@ -67,8 +67,9 @@ class Recorder:
         self.started = started
         self.segment = started.segment
         self.run = run
-        self.offset = 0
-        """Offsets count this segment's events (one request's stream)."""
+        self.offset = started.event_offset
+        """Offsets count this segment's events (one request's stream; a continued
+        segment's go on from the last one journaled)."""
         self.op_seq = started.next_operation
         self.status: str | None = None
         self.cut_frame: Callable[[int], bytes] | None = None

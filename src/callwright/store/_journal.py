@@ -1,0 +1,535 @@
+"""The run journal on a SQL database: SQLite (``SQLiteJournal``) or Postgres (``PostgresJournal``).
+
+One code path for both: the statements are written in the SQL both accept, and
+``_sql.Db`` carries what differs (see ``_sql`` and ``_pg``). Writes run on the
+journal's writer thread (``submit``), several to a transaction; reads use a
+connection of their own, so a replay never waits behind the writer. See ``base``
+for the threading, ownership and process model.
+
+**Several processes.** On SQLite, every transaction holds the one write lock. On
+Postgres, several processes write at once: a request on a thread takes the thread's
+lock first (another process starting one on the same thread at that moment is told
+``thread_busy``), recovery settles a run only under its thread's lock and after
+reading it again, and taking over a gone owner (``claim``) or its segment
+(``reopen``) locks the row it changes. Leases are measured by the database's clock
+on Postgres (processes on several machines), this machine's on SQLite.
+
+**Continuing a gone owner's runs elsewhere.** With ``settle_gone=False`` the journal
+never settles a segment whose owner is gone (a durable-execution layer continues it):
+a request on its thread is refused as busy until then. ``gone_owners`` lists the
+owners to take over, ``claim`` takes one (exactly one process wins), and ``reopen``
+hands a segment of it over to this journal's owner with its history rebuilt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import time
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
+
+from ..messages import Message
+from . import _owners
+from ._input import split_request
+from ._owners import Heartbeat
+from ._reads import JournalReads
+from ._recovery import INTERRUPTED, settle_run
+from ._rows import (
+    append_events,
+    check_request_id,
+    close,
+    complete,
+    fence,
+    load_history,
+    open_pending,
+    operation_row,
+    pending_row,
+    purge,
+    take_answers,
+    upsert_thread_and_run,
+    write_messages,
+)
+from ._sql import Db
+from ._takeover import TakeOver
+from ._tx import Transactions
+from ._verify import verify_answers
+from ._writer import JournalWriter
+from .base import (
+    Answer,
+    EditValidator,
+    JournalLimits,
+    PendingRecord,
+    Rejected,
+    Segment,
+    Started,
+    canonical_json,
+    digest,
+)
+
+T = TypeVar("T")
+log = logging.getLogger("callwright.store")
+DAY = 86_400.0
+STORED_ONCE_BYTES = 16 * 1024
+JOURNAL_FAILED = "the run journal could not be written during the run"
+PENDING_UPSERT = (
+    "INSERT INTO pending VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?) "
+    "ON CONFLICT (thread_id, call_id) DO UPDATE SET run_id = excluded.run_id, "
+    "kind = excluded.kind, approval_id = excluded.approval_id, "
+    "tool_name = excluded.tool_name, arguments = excluded.arguments, "
+    "reason_for_call = excluded.reason_for_call, created_at = excluded.created_at, "
+    "resolved_at = NULL, principal = excluded.principal"
+)
+
+
+class SQLJournal(JournalReads, TakeOver):
+    """A ``Journal`` on one SQL database (see ``SQLiteJournal`` and ``PostgresJournal``
+    for the parameters).
+
+    ``owner_id``: the id this journal owns segments under once it serves (default:
+    host, process id and a random part); a durable-execution layer passes its
+    executor id, so that an owner gone is an executor dead. ``settle_gone``: False
+    leaves gone owners' running segments to be continued (``reopen``) instead of
+    settled as interrupted.
+    """
+
+    def __init__(
+        self,
+        target: str,
+        connect: Callable[[], Db],
+        prepare: Callable[[Db], None],
+        *,
+        limits: JournalLimits | None,
+        lease_seconds: float,
+        heartbeat_seconds: float | None,
+        retention_days: float | None,
+        owner_id: str | None,
+        settle_gone: bool,
+    ) -> None:
+        self.target = target
+        """Where the journal is (a file path or a database URL): another journal opened
+        on it (``open_journal``) shares its runs."""
+        self.limits = limits or JournalLimits()
+        self.lease_seconds = lease_seconds
+        self.heartbeat_seconds = heartbeat_seconds or min(lease_seconds / 3, 5.0)
+        self.retention_days = retention_days
+        self.settle_gone = settle_gone
+        db = connect()
+        try:
+            prepare(db)
+            JournalReads.__init__(self, connect)
+        except BaseException:
+            db.close()
+            raise
+        self._txs = Transactions(db, connect)
+        self._tx = self._txs.tx
+        self._lock = self._txs.lock
+        self._errors = db.errors
+        self._writer = JournalWriter(self.batch)
+        self._owner_id = owner_id
+        self._owner: str | None = None
+        self._live: set[int] = set()
+        self._orphans: dict[int, list[tuple[str, Any]]] = {}
+        self._planned: set[int] = set()
+        self._renewed = 0.0
+        self._idempotent: set[str] = set()
+        self._heartbeat = Heartbeat(self.heartbeat_seconds, self._writer.post, self._tick)
+        self._closed = False
+
+    @property
+    def _db(self) -> Db:
+        """The write connection (hold ``_lock`` to use it)."""
+        return self._txs.db
+
+    @property
+    def owner(self) -> str | None:
+        """This process's owner id once it serves (``submit`` was called), else None."""
+        return self._owner
+
+    # --- transactions and the writer --------------------------------------------------
+
+    def batch(self) -> contextlib.AbstractContextManager[None]:
+        """One transaction for the calls made inside; each call is a savepoint in it."""
+        return self._txs.batch()
+
+    @contextlib.contextmanager
+    def group(self) -> Iterator[None]:
+        """The journal calls made inside succeed or fail together."""
+        with self._tx():
+            yield
+
+    def submit(self, fn: Callable[..., T], /, *args: Any) -> asyncio.Future[T] | None:
+        """Run ``fn(*args)`` on the writer thread (see ``Journal.submit``); the first call
+        makes this journal an owner (a lease row and its heartbeat)."""
+        if self._owner is None and not self._closed:
+            self._become_owner()
+        return self._writer.submit(fn, *args)
+
+    def _become_owner(self) -> str:
+        with self._lock:
+            if self._owner is not None:
+                return self._owner
+            owner = self._owner_id or _owners.new_owner_id()
+            _owners.LIVE_HERE.add(owner)
+            self._owner = owner
+        self._writer.post(self._register)
+        self._heartbeat.start()
+        return owner
+
+    def _register(self) -> None:
+        assert self._owner is not None
+        with self._tx() as db:
+            _owners.register(db, self._owner, db.now(), self.lease_seconds)
+        self._renewed = time.monotonic()
+
+    def _tick(self) -> None:
+        """On the writer thread, each heartbeat: renew the lease, settle what is due."""
+        try:
+            with self._tx() as db:
+                if self._owner is not None:
+                    _owners.renew(db, self._owner, db.now(), self.lease_seconds)
+            self._renewed = time.monotonic()
+            self.sweep()
+        except Exception as exc:  # a full disk: the next beat tries again
+            log.warning("journal heartbeat failed: %s", exc)
+
+    def close(self) -> None:
+        """Finish queued writes, give up this process's lease, close the connections."""
+        if self._closed:
+            return
+        self._closed = True
+        self._heartbeat.stop()
+        self._writer.close()
+        if self._owner is not None:
+            with contextlib.suppress(*self._errors), self._tx() as db:
+                db.execute("DELETE FROM owners WHERE id = ?", (self._owner,))
+            _owners.LIVE_HERE.discard(self._owner)
+        with self._lock:
+            self._txs.db.close()
+        self._close_reader()
+
+    # --- starting a segment ----------------------------------------------------------
+
+    def begin(
+        self,
+        thread_id: str,
+        request_id: str,
+        messages: list[Message],
+        answers: list[Answer],
+        edits: dict[str, EditValidator | None],
+        state: dict[str, Any] | None = None,
+        *,
+        principal: str = "",
+        closing: bytes = b"",
+    ) -> Started:
+        """Check the request against the thread and start a segment, atomically (see
+        ``Journal.begin``)."""
+        with self._tx() as db:
+            now = db.now()
+            if not db.lock_thread(thread_id):
+                raise _busy(thread_id)
+            thread = db.execute(
+                "SELECT principal, state FROM threads WHERE id = ?", (thread_id,)
+            ).fetchone()
+            if thread is not None and thread[0] != principal:
+                raise Rejected(f"no thread {thread_id!r}", "not_found", 404)
+            resumable, history, open_rows = None, [], []
+            if thread is not None:
+                resumable = self._settle_or_refuse(db, thread_id, now)
+                history, open_rows = load_history(db, thread_id), open_pending(db, thread_id)
+            new, answers = split_request(history, bool(open_rows), messages, answers)
+            decisions, results, call_ids = verify_answers(
+                db, thread_id, principal, history, answers, edits
+            )
+            run_id = open_rows[0].run_id if open_rows else resumable
+            segment = self._insert_segment(
+                db, thread_id, run_id, request_id, principal, answers, now, closing
+            )
+            if answers:
+                take_answers(db, segment, answers, call_ids, [*decisions, *results], now)
+            elif new and open_rows:  # the user moved on: the loop skips those calls
+                db.execute(
+                    "UPDATE pending SET resolved_at = ? "
+                    "WHERE thread_id = ? AND resolved_at IS NULL",
+                    (now, thread_id),
+                )
+            saved_state = state if thread is None else _loads(thread[1])
+            upsert_thread_and_run(db, segment, saved_state, thread is None, now)
+            appended = [*results.values(), *new]
+            if appended:
+                write_messages(db, thread_id, segment.run_id, len(history), appended, self.limits)
+                history += appended
+            next_op = 1
+            if run_id is not None:
+                next_op = db.execute(
+                    "SELECT COALESCE(MAX(seq), 0) + 1 FROM operations WHERE run_id = ?", (run_id,)
+                ).fetchone()[0]
+            if self._owner is not None:
+                self._live.add(segment.id)
+        return Started(segment, history, decisions, saved_state, list(history), int(next_op))
+
+    def _insert_segment(
+        self,
+        db: Db,
+        thread_id: str,
+        run_id: str | None,
+        request_id: str,
+        principal: str,
+        answers: list[Answer],
+        now: float,
+        closing: bytes,
+    ) -> Segment:
+        """The new segment: of the run it resumes (``run_id``), else of a new run."""
+        seq = 0
+        if run_id is None:
+            run_id = f"run_{digest([thread_id, request_id, now])[:24]}"
+        else:
+            seq = db.execute(
+                "SELECT COALESCE(MAX(seq), -1) + 1 FROM segments WHERE run_id = ?", (run_id,)
+            ).fetchone()[0]
+        answered = sorted(canonical_json([a.kind, a.approval_id, a.call_id]) for a in answers)
+        dedup = digest([run_id, answered] if answers else [thread_id, request_id])
+        row = db.execute(
+            "INSERT INTO segments (run_id, seq, request_id, thread_id, principal, dedup_key, "
+            "status, owner, closing, created_at) VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?, ?) "
+            "ON CONFLICT DO NOTHING RETURNING id",
+            (
+                run_id,
+                seq,
+                request_id,
+                thread_id,
+                principal,
+                dedup,
+                self._owner,
+                closing or None,
+                now,
+            ),
+        ).fetchone()
+        if row is None:  # the request id or the answers were seen before
+            check_request_id(db, thread_id, request_id, principal)
+            raise Rejected("this request was already processed (a replay)", "duplicate_request")
+        return Segment(thread_id, run_id, seq, request_id, int(row[0]), principal)
+
+    # --- one thread, one run ------------------------------------------------------
+
+    def _settle_or_refuse(self, db: Db, thread_id: str, now: float) -> str | None:
+        """Refuse while the thread's run is live somewhere; settle it if its owner is gone.
+        Returns the run a new request resumes (the latest interrupted one), if any."""
+        rows = db.execute(
+            "SELECT r.id, r.status, s.id, s.owner FROM runs r LEFT JOIN segments s "
+            "ON s.run_id = r.id AND s.status = 'running' "
+            "WHERE r.thread_id = ? AND r.status IN ('running', 'interrupted') "
+            "ORDER BY r.created_at DESC",
+            (thread_id,),
+        ).fetchall()
+        resumable = None
+        for run_id, status, segment, owner in rows:
+            if status == "running":
+                if self._running(db, segment, owner, now):
+                    raise _busy(thread_id)
+                self._settle(db, run_id, thread_id, segment, now)
+            resumable = resumable or run_id
+        return resumable
+
+    def _running(self, db: Db, segment: int | None, owner: str | None, now: float) -> bool:
+        """Whether a running segment is to be left alone: its owner is live, or it is
+        gone and ``settle_gone`` is off (a segment written outside a serving process,
+        with no owner, is settled all the same: nobody could continue it)."""
+        if segment is None:
+            return False
+        if owner is not None and owner == self._owner:
+            if segment in self._orphans:
+                return False
+            return segment in self._live or not self.settle_gone
+        if _owners.alive(db, owner, now):
+            return True
+        return owner is not None and not self.settle_gone
+
+    def _settle(self, db: Db, run_id: str, thread_id: str, segment: int | None, now: float) -> None:
+        unwritten = self._orphans.get(segment, []) if segment is not None else []
+        for call_id, output in unwritten:
+            complete(db, run_id, call_id, output, self.limits, now)
+        reason = JOURNAL_FAILED if segment in self._orphans else INTERRUPTED
+        settle_run(db, run_id, thread_id, self._idempotent, self.limits, now, reason)
+        if segment is not None:
+            self._orphans.pop(segment, None)
+            self._live.discard(segment)
+
+    def recover(self, idempotent: set[str]) -> list[str]:
+        """Settle the runs whose owner is gone (a previous process, a killed sibling);
+        tools named in ``idempotent`` (or planned as such) run again on resume."""
+        self._idempotent |= idempotent
+        return self.sweep(retention=False)
+
+    def sweep(self, *, retention: bool = True) -> list[str]:
+        """Settle runs whose owner is gone and runs of ours whose writes failed; delete
+        event logs past ``retention_days``. The heartbeat calls it."""
+        with self._tx() as db:
+            now = db.now()
+            rows = db.execute(RUNNING + "ORDER BY r.created_at").fetchall()
+            settled = []
+            for run_id, thread_id, segment, owner in rows:
+                if self._running(db, segment, owner, now) or not db.lock_thread(thread_id):
+                    continue
+                again = db.execute(RUNNING + "AND r.id = ?", (run_id,)).fetchone()
+                if again is None or self._running(db, again[2], again[3], now):
+                    continue  # another process settled or continued it meanwhile
+                self._settle(db, run_id, thread_id, again[2], now)
+                settled.append(run_id)
+            _owners.drop_gone(db, now)
+            if retention and self.retention_days is not None:
+                purge(db, now - self.retention_days * DAY)
+        return settled
+
+    # --- recording a segment ---------------------------------------------------------
+
+    def _fence(self, db: Db, segment: Segment) -> None:
+        """Check that the segment still runs unless this process's lease is surely held
+        (renewed within half its length: no other process may have settled it)."""
+        held = time.monotonic() - self._renewed < self.lease_seconds / 2
+        if self._owner is None or not held:
+            fence(db, segment)
+
+    def next_operation(self, run_id: str) -> int:
+        rows = self._read(
+            "SELECT COALESCE(MAX(seq), 0) + 1 FROM operations WHERE run_id = ?", (run_id,)
+        )
+        return int(rows[0][0])
+
+    def plan_operations(
+        self, segment: Segment, rows: list[dict[str, Any]], events: Any = ()
+    ) -> None:
+        """Write operations in the model's order before any of them starts.
+
+        A model operation keeps its reply until the step is committed; a large reply
+        (over ``STORED_ONCE_BYTES``) is then dropped from it, so that it is stored
+        once (a small one stays: the update would cost more than it saves)."""
+        now = time.time()
+        values = [operation_row(segment, row, self.limits, now) for row in rows]
+        with self._tx() as db:
+            self._fence(db, segment)
+            db.executemany(
+                "INSERT INTO operations VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", values
+            )
+            append_events(db, segment.id, events)
+        if any(
+            v[3] == "model" and v[8] is not None and len(v[8]) > STORED_ONCE_BYTES for v in values
+        ):
+            self._planned.add(segment.id)
+
+    def mark_operation(
+        self,
+        segment: Segment,
+        call_id: str,
+        status: str,
+        output: Any = None,
+        events: Any = (),
+    ) -> None:
+        now = time.time()
+        with self._tx() as db:
+            self._fence(db, segment)
+            if status == "started":
+                db.execute(
+                    "UPDATE operations SET status = 'started', started_at = ? "
+                    "WHERE run_id = ? AND call_id = ? AND name != 'model'",
+                    (now, segment.run_id, call_id),
+                )
+            else:
+                complete(db, segment.run_id, call_id, output, self.limits, now, status)
+            append_events(db, segment.id, events)
+
+    def append_events(self, segment: Segment, events: list[tuple[int, str, bytes]]) -> None:
+        with self._tx() as db:
+            append_events(db, segment.id, events)
+
+    def commit(
+        self,
+        segment: Segment,
+        committed: list[Message],
+        messages: list[Message],
+        state: dict[str, Any] | None,
+        pending: list[PendingRecord],
+        events: list[tuple[int, str, bytes]],
+        status: str | None = None,
+        reason: str | None = None,
+    ) -> None:
+        """One step's writes in one transaction: messages, state, pending calls, events, status.
+
+        The model operations' copies of the replies are dropped once the replies
+        are in the history: a reply is stored once.
+        """
+        now = time.time()
+        first = 0
+        while (
+            first < len(committed) and first < len(messages) and committed[first] is messages[first]
+        ):
+            first += 1
+        with self._tx() as db:
+            self._fence(db, segment)
+            if first < len(messages) or first < len(committed):
+                write_messages(
+                    db,
+                    segment.thread_id,
+                    segment.run_id,
+                    first,
+                    messages[first:],
+                    self.limits,
+                    replace=first < len(committed),
+                )
+            if segment.id in self._planned:
+                db.execute(
+                    "UPDATE operations SET output = NULL WHERE run_id = ? AND name = 'model'",
+                    (segment.run_id,),
+                )
+            if state is not None:
+                db.execute(
+                    "UPDATE threads SET state = ?, updated_at = ? WHERE id = ?",
+                    (canonical_json(state), now, segment.thread_id),
+                )
+            if pending:
+                db.executemany(
+                    PENDING_UPSERT, [pending_row(p, segment.principal, now) for p in pending]
+                )
+            append_events(db, segment.id, events)
+            if status is not None:
+                close(db, segment, status, reason, now)
+        self._planned.discard(segment.id)
+        committed[:] = messages
+        if status is not None:
+            self._live.discard(segment.id)
+
+    def release(self, segment: Segment, unwritten: list[tuple[str, Any]] | None = None) -> None:
+        """See ``Journal.release``: a segment left running is settled now if the journal
+        can be written, else on a later heartbeat (or when its thread is next used)."""
+        if unwritten is None:
+            self._live.discard(segment.id)
+            return
+        self._orphans[segment.id] = list(unwritten)
+        self._live.discard(segment.id)
+        if not self._closed:
+            self._writer.post(self._settle_orphans)
+
+    def _settle_orphans(self) -> None:
+        try:
+            self.sweep(retention=False)
+        except self._errors as exc:
+            log.warning("could not settle a run whose journal writes failed: %s", exc)
+
+
+RUNNING = (
+    "SELECT r.id, r.thread_id, s.id, s.owner FROM runs r LEFT JOIN segments s "
+    "ON s.run_id = r.id AND s.status = 'running' WHERE r.status = 'running' "
+)
+
+
+def _busy(thread_id: str) -> Rejected:
+    return Rejected(
+        f"thread {thread_id!r} is running another request; send this one when it has finished",
+        "thread_busy",
+    )
+
+
+def _loads(text: str | None) -> Any:
+    return None if text is None else json.loads(text)

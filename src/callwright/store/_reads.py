@@ -1,0 +1,116 @@
+"""The journal's reads: a connection of their own, so a replay never waits behind the writer."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from ..messages import Message
+from ._rows import load_history, open_pending, split_chunk, thread_of
+from ._sql import Db
+from .base import PendingRecord
+
+
+class JournalReads:
+    """Read methods of ``SQLJournal`` (each one short statement or two, no transaction)."""
+
+    def __init__(self, connect: Callable[[], Db]) -> None:
+        self._connect = connect
+        self._reader = connect()
+        self._read_lock = threading.Lock()
+
+    def _reading(self) -> Db:
+        """The read connection (held under ``_read_lock``), opened again if it was lost."""
+        if self._reader.broken:
+            self._reader.close()
+            self._reader = self._connect()
+        return self._reader
+
+    def _read(self, sql: str, args: tuple[Any, ...]) -> list[Any]:
+        with self._read_lock:
+            return self._reading().execute(sql, args).fetchall()
+
+    def _close_reader(self) -> None:
+        with self._read_lock:
+            self._reader.close()
+
+    def history(self, thread_id: str, principal: str = "") -> list[Message]:
+        with self._read_lock:
+            db = self._reading()
+            if not thread_of(db, thread_id, principal):
+                return []
+            return load_history(db, thread_id)
+
+    def state(self, thread_id: str, principal: str = "") -> dict[str, Any] | None:
+        rows = self._read(
+            "SELECT state FROM threads WHERE id = ? AND principal = ?", (thread_id, principal)
+        )
+        return json.loads(rows[0][0]) if rows and rows[0][0] is not None else None
+
+    def pending(self, thread_id: str, principal: str = "") -> list[PendingRecord]:
+        with self._read_lock:
+            db = self._reading()
+            if not thread_of(db, thread_id, principal):
+                return []
+            return open_pending(db, thread_id)
+
+    def run_status(self, run_id: str) -> str | None:
+        rows = self._read("SELECT status FROM runs WHERE id = ?", (run_id,))
+        return rows[0][0] if rows else None
+
+    def operations(self, run_id: str) -> list[dict[str, Any]]:
+        rows = self._read(
+            "SELECT seq, segment, name, call_id, input_hash, idempotency_key, status, output "
+            "FROM operations WHERE run_id = ? ORDER BY seq",
+            (run_id,),
+        )
+        keys = ("seq", "segment", "name", "call_id", "input_hash", "idempotency_key", "status")
+        return [
+            {**dict(zip(keys, row[:7], strict=True)), "output": json.loads(row[7] or "null")}
+            for row in rows
+        ]
+
+    def _segment(self, request_id: str, principal: str) -> tuple[int, str, int] | None:
+        rows = self._read(
+            "SELECT id, status, purged FROM segments WHERE principal = ? AND request_id = ?",
+            (principal, request_id),
+        )
+        return rows[0] if rows else None
+
+    def events_after(
+        self, request_id: str, offset: int, principal: str = ""
+    ) -> list[tuple[int, bytes]]:
+        """The event log of one segment (one request's stream), after ``offset``."""
+        rows = self._read(
+            "SELECT e.offsets, e.lengths, e.frames FROM events e "
+            "JOIN segments s ON s.id = e.segment "
+            'WHERE s.principal = ? AND s.request_id = ? AND e."last" > ? ORDER BY e."first"',
+            (principal, request_id, offset),
+        )
+        return [(o, f) for row in rows for o, f in split_chunk(*row) if o > offset]
+
+    def has_events(self, request_id: str, principal: str = "") -> bool:
+        """Whether the segment exists for this principal and its log is still kept."""
+        row = self._segment(request_id, principal)
+        return row is not None and not row[2]
+
+    def expired(self, request_id: str, principal: str = "") -> bool:
+        """Whether the segment's event log was deleted under ``retention_days``."""
+        row = self._segment(request_id, principal)
+        return row is not None and bool(row[2])
+
+    def segment_done(self, request_id: str, principal: str = "") -> bool:
+        row = self._segment(request_id, principal)
+        return row is None or row[1] != "running"
+
+    def snapshot(self) -> dict[str, list[tuple[Any, ...]]]:
+        """Every row of every table but the process leases: tests compare it before and
+        after a refused request."""
+        with self._read_lock:
+            db = self._reading()
+            return {
+                t: [tuple(row) for row in db.execute(f'SELECT * FROM "{t}" ORDER BY 1, 2')]
+                for t in db.tables()
+            }

@@ -1,0 +1,119 @@
+"""The one connection type the journal's SQL runs on, and what differs between databases.
+
+The journal's statements are written once, in the SQL that SQLite (3.35 and later:
+``RETURNING``, upserts) and Postgres both accept, with ``?`` placeholders. ``Db`` is
+that connection (``SQLiteDb`` for SQLite); ``_pg.PgDb`` is the same for Postgres and carries the
+differences: psycopg's ``%s`` placeholders, ``BEGIN`` for ``BEGIN IMMEDIATE``, row
+locks (``FOR UPDATE``), a per-thread lock (SQLite's single writer already serializes
+every transaction; Postgres has several writers), the database's clock for leases, its
+column types (``_pg.ddl``) and its errors.
+
+No SQL toolkit (SQLAlchemy Core) is used: the differences are those few, and a toolkit
+would put a layer between the journal and the transaction boundaries that are its point.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Iterator, Sequence
+from typing import Any, Protocol
+
+
+class Cursor(Protocol):
+    """What the journal reads from a statement (``sqlite3.Cursor`` and psycopg's both are)."""
+
+    @property
+    def rowcount(self) -> int: ...
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+    def __iter__(self) -> Iterator[Any]: ...
+
+
+class Db(Protocol):
+    """A connection as the journal uses it (``SQLiteDb``, ``_pg.PgDb``)."""
+
+    begin_sql: str
+    """Starts a write transaction (SQLite: ``BEGIN IMMEDIATE``, the write lock at once)."""
+    for_update: str
+    """Appended to a ``SELECT`` of rows the transaction will change (a row lock where the
+    database has several writers)."""
+
+    @property
+    def errors(self) -> tuple[type[BaseException], ...]:
+        """What a failed statement raises."""
+        ...
+
+    def execute(self, sql: str, args: Sequence[Any] = ()) -> Cursor: ...
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None: ...
+
+    @property
+    def in_transaction(self) -> bool: ...
+
+    @property
+    def broken(self) -> bool:
+        """Whether the connection is lost and must be opened again."""
+        ...
+
+    def lock_thread(self, thread_id: str, *, wait: bool = False) -> bool:
+        """Take the thread's lock until the transaction ends; False when another
+        transaction holds it (and ``wait`` is False)."""
+        ...
+
+    def now(self) -> float:
+        """The clock leases are measured by."""
+        ...
+
+    def tables(self) -> list[str]:
+        """The journal's tables but the process leases (for ``snapshot``)."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class SQLiteDb:
+    """A SQLite connection as the journal uses it."""
+
+    __slots__ = ("raw",)
+
+    begin_sql = "BEGIN IMMEDIATE"
+    for_update = ""
+    errors: tuple[type[BaseException], ...] = (sqlite3.Error,)
+
+    def __init__(self, raw: sqlite3.Connection) -> None:
+        self.raw = raw
+
+    def execute(self, sql: str, args: Sequence[Any] = ()) -> Cursor:
+        return self.raw.execute(sql, args)
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        self.raw.executemany(sql, rows)
+
+    @property
+    def in_transaction(self) -> bool:
+        return self.raw.in_transaction
+
+    @property
+    def broken(self) -> bool:
+        return False
+
+    def lock_thread(self, thread_id: str, *, wait: bool = False) -> bool:
+        """Always held: SQLite's write lock (``BEGIN IMMEDIATE``) is every thread's."""
+        return True
+
+    def now(self) -> float:
+        """This machine's clock: a journal file is shared by processes of one machine."""
+        return time.time()
+
+    def tables(self) -> list[str]:
+        rows = self.raw.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name != 'owners' ORDER BY name"
+        )
+        return [name for (name,) in rows]
+
+    def close(self) -> None:
+        self.raw.close()
