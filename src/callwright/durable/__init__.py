@@ -6,5 +6,14 @@ Needs the ``durable`` extra (``dbos``, ``psycopg``). See DEPLOY.md.
 
 from ._engine import DurableRuntime, new_executor_id
 from ._segment import SegmentSpec
+from ._workers import ToolWorkers, recover_executor, run_worker, use_tool_workers
 
-__all__ = ["DurableRuntime", "SegmentSpec", "new_executor_id"]
+__all__ = [
+    "DurableRuntime",
+    "SegmentSpec",
+    "ToolWorkers",
+    "new_executor_id",
+    "recover_executor",
+    "run_worker",
+    "use_tool_workers",
+]

@@ -94,6 +94,7 @@ class DurableRuntime:
                 "log_level": "WARNING",
             }
         )
+        DBOS.listen_queues([])  # DBOS's own queues only: the tools queue is the workers'
         DBOS.launch()
         self._watch = asyncio.get_running_loop().create_task(self._watch_gone())
 
