@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -10,7 +10,7 @@ import pytest
 from callwright import Agent, ToolResultMessage, UserMessage, tool
 from callwright import events as ev
 from callwright.models import ScriptedModel, call
-from callwright.store import Answer, Rejected, SQLiteJournal, start_journaled
+from callwright.store import Answer, Rejected, SQLJournal, open_journal, start_journaled
 
 RAN: list[str] = []
 
@@ -34,7 +34,7 @@ def agent_for(turns: list[list[Any]]) -> Agent:
 
 
 async def drive(
-    journal: SQLiteJournal,
+    journal: SQLJournal,
     agent: Agent,
     thread: str,
     request: str,
@@ -51,14 +51,14 @@ async def drive(
 
 
 @pytest.fixture
-def journal(tmp_path: Path) -> SQLiteJournal:
-    j = SQLiteJournal(str(tmp_path / "journal.db"))
+def journal(journal_target: str) -> Iterator[SQLJournal]:
+    j = open_journal(journal_target)
     yield j
     j.close()
 
 
 async def test_pause_records_exactly_what_was_asked_then_approval_completes(
-    journal: SQLiteJournal,
+    journal: SQLJournal,
 ) -> None:
     RAN.clear()
     agent = agent_for([[call("delete_file", {"path": "a.txt"}, id="c1")], ["Deleted."]])
@@ -95,7 +95,7 @@ async def test_pause_records_exactly_what_was_asked_then_approval_completes(
     assert offsets == list(range(1, len(offsets) + 1))
 
 
-async def paused(journal: SQLiteJournal, thread: str = "t1") -> tuple[Agent, Any]:
+async def paused(journal: SQLJournal, thread: str = "t1") -> tuple[Agent, Any]:
     agent = agent_for([[call("delete_file", {"path": "a.txt"}, id="c1")], ["Deleted."]])
     await drive(journal, agent, thread, f"{thread}-r1", "delete a.txt")
     [pending] = journal.pending(thread)
@@ -128,7 +128,7 @@ REFUSALS = [
 
 @pytest.mark.parametrize(("name", "make", "code"), REFUSALS, ids=[r[0] for r in REFUSALS])
 async def test_refused_answers_change_nothing(
-    journal: SQLiteJournal, name: str, make: Any, code: str
+    journal: SQLJournal, name: str, make: Any, code: str
 ) -> None:
     agent, pending = await paused(journal)
     if name == "replayed":
@@ -141,7 +141,7 @@ async def test_refused_answers_change_nothing(
     assert journal.snapshot() == before
 
 
-async def test_cross_thread_approval_is_refused(journal: SQLiteJournal) -> None:
+async def test_cross_thread_approval_is_refused(journal: SQLJournal) -> None:
     _, pending = await paused(journal, "alice")
     agent, _ = await paused(journal, "mallory")
     before = journal.snapshot()
@@ -157,7 +157,7 @@ async def test_cross_thread_approval_is_refused(journal: SQLiteJournal) -> None:
     assert journal.snapshot() == before
 
 
-async def test_edits_validated_where_allowed(journal: SQLiteJournal) -> None:
+async def test_edits_validated_where_allowed(journal: SQLJournal) -> None:
     RAN.clear()
     agent = agent_for([[call("pay", {"amount": 500}, id="p1")], ["Paid."]])
     await drive(journal, agent, "t", "r1", "pay")
@@ -173,7 +173,7 @@ async def test_edits_validated_where_allowed(journal: SQLiteJournal) -> None:
     assert RAN == ["pay 150"] and events[-1].status == "completed"
 
 
-async def test_client_results_are_taken_only_for_issued_calls(journal: SQLiteJournal) -> None:
+async def test_client_results_are_taken_only_for_issued_calls(journal: SQLJournal) -> None:
     from callwright import Tool
 
     confirm = Tool.from_schema({"name": "confirmAction", "parameters": {"type": "object"}})
@@ -201,7 +201,7 @@ async def test_client_results_are_taken_only_for_issued_calls(journal: SQLiteJou
 
 
 async def test_a_new_message_instead_of_an_answer_supersedes_the_pending_call(
-    journal: SQLiteJournal,
+    journal: SQLJournal,
 ) -> None:
     RAN.clear()
     agent = agent_for([[call("delete_file", {"path": "a.txt"}, id="c1")], ["Fine, not deleting."]])
@@ -214,7 +214,7 @@ async def test_a_new_message_instead_of_an_answer_supersedes_the_pending_call(
 
 
 async def test_recovery_replays_completed_interrupts_started_reruns_idempotent(
-    journal: SQLiteJournal,
+    journal: SQLJournal,
 ) -> None:
     calls: list[str] = []
 
@@ -262,7 +262,7 @@ async def test_recovery_replays_completed_interrupts_started_reruns_idempotent(
     history_before = journal.history("t")
     assert [type(m).__name__ for m in history_before] == ["UserMessage"]  # the step never committed
 
-    fresh = SQLiteJournal(journal.path)  # a new process
+    fresh = open_journal(journal.target)  # a new process
     assert fresh.recover({"safe_to_retry"}) == [journal_run]
     calls.clear()
     run2, rec2 = start_journaled(fresh, agent, "t", "r2", [], [])

@@ -4,14 +4,13 @@ errors and a provider's opaque blocks stay on the assistant message."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from callwright import Agent, AssistantMessage, ToolError, ToolResultMessage, UserMessage, tool
 from callwright.models import FinishPart, ScriptedModel, call
-from callwright.store import SQLiteJournal, start_journaled
+from callwright.store import SQLJournal, open_journal, start_journaled
 
 THINKING = [{"type": "thinking", "thinking": "Try it.", "signature": "c2ln"}]
 
@@ -23,13 +22,13 @@ def read_file(path: str) -> str:
 
 
 @pytest.fixture
-def journal(tmp_path: Path) -> Iterator[SQLiteJournal]:
-    j = SQLiteJournal(str(tmp_path / "journal.db"))
+def journal(journal_target: str) -> Iterator[SQLJournal]:
+    j = open_journal(journal_target)
     yield j
     j.close()
 
 
-async def drive(journal: SQLiteJournal, agent: Agent, run_id: str, prompt: str) -> list[Any]:
+async def drive(journal: SQLJournal, agent: Agent, run_id: str, prompt: str) -> list[Any]:
     run, recorder = start_journaled(journal, agent, "t1", run_id, [UserMessage(prompt)], [])
     events = []
     async for event in run.events():
@@ -39,7 +38,7 @@ async def drive(journal: SQLiteJournal, agent: Agent, run_id: str, prompt: str) 
 
 
 async def test_error_flag_and_provider_blocks_survive_the_journal(
-    journal: SQLiteJournal,
+    journal: SQLJournal,
 ) -> None:
     model = ScriptedModel(
         [

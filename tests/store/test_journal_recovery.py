@@ -10,7 +10,6 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,17 +21,18 @@ from callwright.models import ScriptedModel, call
 from callwright.store import (
     Answer,
     Rejected,
-    SQLiteJournal,
+    SQLJournal,
     _owners,
     begin_journaled,
+    open_journal,
     start_journaled,
 )
 from callwright.store._recovery import rebuilt_history
 
 
 @pytest.fixture
-def journal(tmp_path: Path) -> Iterator[SQLiteJournal]:
-    j = SQLiteJournal(str(tmp_path / "journal.db"))
+def journal(journal_target: str) -> Iterator[SQLJournal]:
+    j = open_journal(journal_target)
     yield j
     j.close()
 
@@ -78,7 +78,7 @@ def test_an_unrecorded_reply_is_appended_with_its_outcomes() -> None:
 
 
 async def test_a_crash_while_resuming_keeps_the_resumed_result_in_place(
-    journal: SQLiteJournal,
+    journal: SQLJournal,
 ) -> None:
     """Approve a call and write in the same request; the server dies after the tool
     finished but before the step committed: the result goes after its call, before the
@@ -104,7 +104,7 @@ async def test_a_crash_while_resuming_keeps_the_resumed_result_in_place(
         if isinstance(e, ev.ToolCallResult):
             break  # the process dies here: the outcome is an operation row, not history yet
     assert ran == ["x"]
-    fresh = SQLiteJournal(journal.path)
+    fresh = open_journal(journal.target)
     try:
         assert fresh.recover(set()) == [rec.segment.run_id]
         history = fresh.history("t")
@@ -116,13 +116,13 @@ async def test_a_crash_while_resuming_keeps_the_resumed_result_in_place(
 
 
 async def test_a_running_segment_of_a_live_owner_is_busy_and_not_recovered(
-    tmp_path: Path,
+    journal_target: str,
 ) -> None:
     """Two journals on one file (two processes): the one serving a run owns it; the other
     refuses the thread (409 thread_busy) and its recovery leaves the run alone, until the
     owner is gone (closed: its lease row is dropped)."""
-    path = str(tmp_path / "journal.db")
-    owner, other = SQLiteJournal(path), SQLiteJournal(path)
+    path = journal_target
+    owner, other = open_journal(path), open_journal(path)
     agent = Agent(ScriptedModel([["hello"]]))
     _, rec = await begin_journaled(owner, agent, "t", "r1", [UserMessage("hi")], [])
     assert owner.owner is not None
@@ -136,10 +136,10 @@ async def test_a_running_segment_of_a_live_owner_is_busy_and_not_recovered(
     other.close()
 
 
-def test_an_owner_is_gone_when_its_process_is(tmp_path: Path) -> None:
+def test_an_owner_is_gone_when_its_process_is(journal_target: str) -> None:
     child = subprocess.Popen([sys.executable, "-c", "pass"])
     child.wait()
-    journal = SQLiteJournal(str(tmp_path / "j.db"))
+    journal = open_journal(journal_target)
     now = time.time()
     try:
         with journal._lock:
@@ -170,10 +170,10 @@ def test_an_owner_is_gone_when_its_process_is(tmp_path: Path) -> None:
 
 
 async def test_a_process_owns_its_segments_and_gives_up_its_lease_on_close(
-    tmp_path: Path,
+    journal_target: str,
 ) -> None:
-    path = str(tmp_path / "journal.db")
-    journal = SQLiteJournal(path)
+    path = journal_target
+    journal = open_journal(path)
     agent = Agent(ScriptedModel([["one"]]))
     run, rec = await begin_journaled(journal, agent, "t", "r1", [UserMessage("hi")], [])
     async for e in run.events():
@@ -189,8 +189,13 @@ async def test_a_process_owns_its_segments_and_gives_up_its_lease_on_close(
     assert _owner_ids(path) == []
 
 
-def _owner_ids(path: str) -> list[str]:
-    db = sqlite3.connect(path)
+def _owner_ids(target: str) -> list[str]:
+    if target.startswith("postgresql://"):
+        import psycopg
+
+        with psycopg.connect(target) as pg:
+            return [row[0] for row in pg.execute("SELECT id FROM owners")]
+    db = sqlite3.connect(target)
     try:
         return [row[0] for row in db.execute("SELECT id FROM owners")]
     finally:

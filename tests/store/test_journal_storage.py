@@ -16,19 +16,26 @@ import pytest
 from callwright import Agent
 from callwright.messages import AssistantMessage, UserMessage
 from callwright.models import ScriptedModel, call
-from callwright.store import JournalLimits, SQLiteJournal, begin_journaled, start_journaled
+from callwright.store import (
+    JournalLimits,
+    SQLiteJournal,
+    SQLJournal,
+    begin_journaled,
+    open_journal,
+    start_journaled,
+)
 from callwright.store._writer import JournalWriter
 from callwright.wire import agui
 
 
 @pytest.fixture
-def journal(tmp_path: Path) -> Iterator[SQLiteJournal]:
-    j = SQLiteJournal(str(tmp_path / "journal.db"))
+def journal(journal_target: str) -> Iterator[SQLJournal]:
+    j = open_journal(journal_target)
     yield j
     j.close()
 
 
-def stored_bytes(journal: SQLiteJournal) -> dict[str, int]:
+def stored_bytes(journal: SQLJournal) -> dict[str, int]:
     with journal._read_lock:
         db = journal._reader
         return {
@@ -41,7 +48,7 @@ def stored_bytes(journal: SQLiteJournal) -> dict[str, int]:
         }  # fmt: skip
 
 
-async def drive(journal: SQLiteJournal, agent: Agent, thread: str, prompt: str) -> Any:
+async def drive(journal: SQLJournal, agent: Agent, thread: str, prompt: str) -> Any:
     """A run as the server records it (asynchronous recorder, AG-UI frames)."""
     encoder = agui.AGUIEncoder()
     run, rec = await begin_journaled(journal, agent, thread, f"{thread}-r", [UserMessage(prompt)],
@@ -55,7 +62,7 @@ async def drive(journal: SQLiteJournal, agent: Agent, thread: str, prompt: str) 
     return rec
 
 
-async def test_a_30_mb_reply_is_stored_once_and_capped(journal: SQLiteJournal) -> None:
+async def test_a_30_mb_reply_is_stored_once_and_capped(journal: SQLJournal) -> None:
     reply = "word " * 6_000_000  # 30 MB
     agent = Agent(ScriptedModel([[reply]], record=False))
     await drive(journal, agent, "big", "say a lot")
@@ -74,8 +81,8 @@ async def test_a_30_mb_reply_is_stored_once_and_capped(journal: SQLiteJournal) -
     assert b"stream_truncated" in frames[-1][1]  # a replay says the rest was not kept
 
 
-async def test_oversized_arguments_are_stored_as_a_marker(tmp_path: Path) -> None:
-    journal = SQLiteJournal(str(tmp_path / "j.db"), limits=JournalLimits(max_argument_bytes=1_000))
+async def test_oversized_arguments_are_stored_as_a_marker(journal_target: str) -> None:
+    journal = open_journal(journal_target, limits=JournalLimits(max_argument_bytes=1_000))
     agent = Agent(ScriptedModel([[call("nothing_here", {"blob": "y" * 5_000}, id="c1")], ["ok"]]))
     await drive(journal, agent, "args", "call it")
     [_, asked, *_] = journal.history("args")
@@ -86,7 +93,7 @@ async def test_oversized_arguments_are_stored_as_a_marker(tmp_path: Path) -> Non
     journal.close()
 
 
-async def test_a_small_reply_is_not_rewritten_once_committed(journal: SQLiteJournal) -> None:
+async def test_a_small_reply_is_not_rewritten_once_committed(journal: SQLJournal) -> None:
     """Dropping a short reply's second copy would cost more than it saves."""
     agent = Agent(ScriptedModel([[call("nothing_here", {}, id="c1")], ["short"]]))
     await drive(journal, agent, "small", "hi")
