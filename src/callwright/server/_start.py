@@ -10,6 +10,7 @@ get one answer in every mode (``wire._common.checked_edit``).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import sqlite3
 import uuid
@@ -95,6 +96,7 @@ async def start_run(
             if signer is not None
             else None
         ),
+        thread_approvals=endpoints._threads.approvals.of(principal, thread_id),
     )
     return run, None
 
@@ -147,7 +149,7 @@ async def _start_journaled(
         if isinstance(claim.decision, Decision)
     ]
     try:
-        return await begin_journaled(
+        run, recorder = await begin_journaled(
             journal,
             endpoints.agent,
             thread_id,
@@ -167,6 +169,31 @@ async def _start_journaled(
         raise WireError(
             f"the run journal is unavailable ({exc}); try again later", "journal_unavailable", 503
         ) from None
+    remembered = endpoints._threads.approvals.of(request.principal or "", thread_id)
+    _carry_extras(run, [c.decision for c in run_input.claims if isinstance(c.decision, Decision)])
+    run.scope = dataclasses.replace(run.scope, thread_approvals=remembered)
+    return run, recorder
+
+
+def _carry_extras(run: Run[Any, Any], decisions: list[Decision]) -> None:
+    """What the journal does not keep of an answer yet (``data`` for the tool, ``remember``),
+    carried from the request to the run it starts, in this process only.
+
+    The journal's decisions come back keyed by call in the order of the answers (an
+    AG-UI answer names only its approval, not its call), so they pair with the
+    request's decisions by position. A run recovered after a crash runs without them.
+    """
+    journaled = run.decisions
+    if len(journaled) != len(decisions) or not any(
+        d.data is not None or d.remember for d in decisions
+    ):
+        return
+    run.decisions = {
+        call_id: dataclasses.replace(decision, data=sent.data, remember=sent.remember)
+        if isinstance(decision, Decision)
+        else decision
+        for (call_id, decision), sent in zip(journaled.items(), decisions, strict=True)
+    }
 
 
 def _closing_frame(encoder: SSEEncoder | None) -> bytes:

@@ -12,17 +12,23 @@ tools get ``cancel_grace`` to stop), so the next request waits for that, up to
 
 In process only; with a journal, the journal also refuses a thread that another
 process is running.
+
+The tools a human allowed "for the rest of this thread" (``Decision(remember=
+"thread")``) are kept here too, per principal and thread (``RememberedApprovals``), in
+memory: a restart forgets them, and the thread's next call of such a tool asks again.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from starlette.responses import Response
 from starlette.types import Message, Receive, Scope, Send
 
+from .._approvals import ThreadApprovals
 from ..wire import WireError
 
 ThreadKey = tuple[str | None, str]
@@ -54,13 +60,44 @@ class Lease:
         return _Held(response, self) if self.key is not None else response
 
 
+class RememberedApprovals:
+    """Each thread's ``ThreadApprovals``, bounded: at most ``threads`` threads (the least
+    recently used is forgotten first) of at most ``per_thread`` tools each. A forgotten
+    approval only means a human is asked again."""
+
+    def __init__(self, threads: int = 10_000, per_thread: int = 64) -> None:
+        if threads < 1 or per_thread < 1:
+            raise ValueError("need threads >= 1 and per_thread >= 1")
+        self._threads: OrderedDict[ThreadKey, ThreadApprovals] = OrderedDict()
+        self.limit = threads
+        self.per_thread = per_thread
+
+    def of(self, principal: str | None, thread_id: str) -> ThreadApprovals:
+        """The thread's remembered approvals (the same object on every request of it)."""
+        key = (principal, thread_id)
+        approvals = self._threads.get(key)
+        if approvals is None:
+            approvals = self._threads[key] = ThreadApprovals(limit=self.per_thread)
+            while len(self._threads) > self.limit:
+                self._threads.popitem(last=False)
+        else:
+            self._threads.move_to_end(key)
+        return approvals
+
+    def __len__(self) -> int:
+        return len(self._threads)
+
+
 class RunningThreads:
-    """The threads with a run streaming in this process."""
+    """The threads with a run streaming in this process, and what their humans allowed
+    for the rest of the thread (``approvals``)."""
 
     def __init__(self, settle: float = 10.0) -> None:
         self._held: dict[ThreadKey, Lease] = {}
         self.settle = settle
         """How long a request waits for a thread whose client has gone to wind down."""
+        self.approvals = RememberedApprovals()
+        """The tools allowed for the rest of each thread (``remember: "thread"``)."""
 
     async def acquire(self, principal: str | None, thread_id: str | None) -> Lease:
         """The thread's lease, or a 409 ``thread_busy`` while another request runs on it."""

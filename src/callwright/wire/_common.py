@@ -233,6 +233,20 @@ class OwnedLedger:
         return self.ledger.redeem(approval_id)
 
 
+def with_extras(decision: Decision, raw: Any) -> Decision:
+    """The decision with what an approval may carry besides yes or no: ``data`` for the
+    tool (``ToolContext.approval.data``) and ``remember: "thread"`` (allow the tool for
+    the rest of the thread), read from ``raw`` (an AI SDK part's ``approval`` object or
+    an entry of the request's ``approvals``, an AG-UI resume payload)."""
+    if not isinstance(raw, dict):
+        return decision
+    remember = raw.get("remember")
+    if remember not in (None, "thread"):
+        raise WireError('remember must be "thread" when given', "invalid_request")
+    data = raw.get("data", decision.data)
+    return replace(decision, data=data, remember=remember or decision.remember)
+
+
 def resolve_claims(
     claims: Iterable[ApprovalClaim],
     messages: list[Message],

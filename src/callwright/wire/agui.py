@@ -21,8 +21,12 @@ Choices worth knowing:
   placeholder TOOL_CALL_RESULT is ever sent for them.
 * **Approvals** end the run with an interrupt outcome, one interrupt per call
   (``id`` = the approval id, ``reason: "tool_call"``, ``toolCallId``, a message,
-  and a ``responseSchema`` for ``{approved, reason?, arguments?}``; ``arguments``
-  only where the tool allows edits). The next run's ``resume`` answers them.
+  and a ``responseSchema`` for ``{approved, reason?, arguments?, data?, remember?}``;
+  ``arguments`` only where the tool allows edits). The next run's ``resume`` answers
+  them: ``data`` reaches the tool as ``ToolContext.approval.data``, and ``remember:
+  "thread"`` approves the tool's later calls in the thread. A policy's automatic
+  decision has no AG-UI event: an approved call just runs, a denied one's
+  TOOL_CALL_RESULT carries ``Tool call denied: <reason>`` (state ``output-denied``).
 * **A tool's question** (MCP elicitation, ``InputRequested``) ends the run with an
   interrupt too: ``id`` = the question's id (``inp_...``), ``reason:
   "input_required"``, ``toolCallId``, its message, and the form asked for as the
@@ -93,6 +97,7 @@ from ._common import (
     optional_id,
     parse_arguments,
     text_of,
+    with_extras,
 )
 from ._files import DEFAULT_FILE_LIMITS, FileLimits, agui_files
 
@@ -265,13 +270,14 @@ def _decision(payload: Any) -> Decision:
         return Decision(payload)
     if not isinstance(payload, dict) or not isinstance(payload.get("approved"), bool):
         raise WireError(
-            "a resolved tool_call interrupt needs payload {approved: boolean, reason?, arguments?}",
+            "a resolved tool_call interrupt needs payload "
+            '{approved: boolean, reason?, arguments?, data?, remember?: "thread"}',
             "invalid_request",
         )
     arguments = payload.get("arguments")
     if arguments is not None and not isinstance(arguments, dict):
         raise WireError("payload.arguments must be an object", "invalid_request")
-    return Decision(payload["approved"], _reason(payload), arguments)
+    return with_extras(Decision(payload["approved"], _reason(payload), arguments), payload)
 
 
 def _reason(payload: Any) -> str | None:
@@ -482,7 +488,15 @@ def _interrupt(pending: PendingCall) -> Payload:
         message += f" Reason given: {pending.reason_for_call}"
     schema: Payload = {
         "type": "object",
-        "properties": {"approved": {"type": "boolean"}, "reason": {"type": "string"}},
+        "properties": {
+            "approved": {"type": "boolean"},
+            "reason": {"type": "string"},
+            "data": {"description": "Sent to the tool as ToolContext.approval.data."},
+            "remember": {
+                "enum": ["thread"],
+                "description": "Approve this tool's calls for the rest of the thread.",
+            },
+        },
         "required": ["approved"],
     }
     if pending.edit_schema is not None:

@@ -21,6 +21,15 @@ Choices worth knowing:
   last assistant message when the request continues it (after a front-end
   tool's output or an approval), so the client appends to it instead of
   duplicating it; otherwise a new id.
+* **Approvals.** ``tool-approval-request`` asks a human (ai 6+). A policy's automatic
+  decision reaches ai 7 as ``streamText`` sends it: ``tool-approval-request`` with
+  ``isAutomatic: true``, then ``tool-approval-response`` (``approved``, ``reason``),
+  then the output or ``tool-output-denied``; ai 5 and 6 have no such chunks and see
+  only the result. An answer may carry ``data`` for the tool and ``remember:
+  "thread"``, in the part's ``approval`` object or in the body's ``approvals``
+  (``{approvalId: {data?, remember?}}``: ``addToolApprovalResponse``'s
+  ``options.body``). A front-end call approved by a human is announced again as
+  ``tool-input-available`` so that ``onToolCall`` runs it.
 * **Front-end tools** are tools without server code: the agent's own client
   tools, or ``tools`` sent in the request body (``[{name, description,
   parameters}]``, an extension: useChat sends none by default). Their parts stay
@@ -54,6 +63,7 @@ from ..call import Decision, Denied, to_model_text
 from ..elicitation import InputAnswer, is_input_id
 from ..events import (
     ApprovalRequested,
+    ApprovalResolved,
     Custom,
     InputRequested,
     ReasoningEnd,
@@ -93,6 +103,7 @@ from ._common import (
     client_tools_from,
     optional_id,
     parse_arguments,
+    with_extras,
 )
 from ._files import DEFAULT_FILE_LIMITS, FileLimits, aisdk_files
 
@@ -159,7 +170,7 @@ def decode_request(body: Any, *, files: FileLimits = DEFAULT_FILE_LIMITS) -> Run
     return RunInput(
         messages=messages,
         client_tools=client_tools_from(body.get("tools"), "tools"),
-        claims=claims,
+        claims=_with_approvals(claims, body.get("approvals")),
         thread_id=chat_id,
     )
 
@@ -249,9 +260,24 @@ def _result(
             raise WireError(
                 "an approval-responded part needs approval.id and approved", "invalid_request"
             )
-        decision = Decision(approved, _str(approval.get("reason")))
+        decision = with_extras(Decision(approved, _str(approval.get("reason"))), approval)
         claims.append(ApprovalClaim(client_id(approval_id, "approval.id"), decision, call_id))
     return None
+
+
+def _with_approvals(claims: list[ApprovalClaim], approvals: Any) -> list[ApprovalClaim]:
+    """The body's ``approvals``, ``{approvalId: {data?, remember?}}``, added to the claims
+    they name: ``addToolApprovalResponse`` has no place for them, but its ``options.body``
+    reaches the request that carries the decision."""
+    if approvals is None:
+        return claims
+    if not isinstance(approvals, dict):
+        raise WireError("approvals must map approval ids to {data?, remember?}", "invalid_request")
+    for claim in claims:
+        extra = approvals.get(claim.approval_id)
+        if isinstance(claim.decision, Decision) and extra is not None:
+            claim.decision = with_extras(claim.decision, extra)
+    return claims
 
 
 def _input_answer(output: Any) -> tuple[str, InputAnswer] | None:
@@ -305,6 +331,7 @@ class AISDKEncoder(SSEEncoder):
         self._finish = "stop"
         self._failed_input: set[str] = set()
         self._announced: set[str] = set()
+        self._approved: set[str] = set()
 
     # run and steps
 
@@ -333,7 +360,24 @@ class AISDKEncoder(SSEEncoder):
             reason = self._finish
         if reason not in FINISH_REASONS[self.version]:
             reason = "other"
-        return {"type": "finish", "finishReason": reason}
+        finish: Payload = {"type": "finish", "finishReason": reason}
+        return [*self._approved_client_calls(e), finish]
+
+    def _approved_client_calls(self, e: RunFinished) -> list[Payload]:
+        """Front-end calls a human approved in this request, announced again as
+        input-available: their parts are approval-responded, and ``onToolCall`` runs a
+        call only when it is announced."""
+        return [
+            {
+                "type": "tool-input-available",
+                "toolCallId": p.call_id,
+                "toolName": p.tool_name,
+                "input": p.arguments,
+            }
+            for p in e.pending
+            if p.kind == "client" and p.call_id in self._approved
+            if p.call_id not in self._announced
+        ]
 
     @on(RunError)
     def _run_error(self, e: RunError) -> Payloads:
@@ -434,6 +478,30 @@ class AISDKEncoder(SSEEncoder):
         if e.reason_for_call and self.version >= 7:  # ai 7 shows it as approval.requestReason
             payload["reason"] = e.reason_for_call
         return payload
+
+    @on(ApprovalResolved)
+    def _approval_resolved(self, e: ApprovalResolved) -> Payloads:
+        """A policy's decision, as ai 7's ``streamText`` sends one: the request marked
+        ``isAutomatic``, then the response (the result follows as usual). Nothing for a
+        human's answer (the client has it) nor for ai 5 and 6, which have no such chunks."""
+        if e.approved and not e.automatic:
+            self._approved.add(e.call_id)
+        if not e.automatic or self.version < 7 or e.approval_id is None:
+            return None
+        response: Payload = {
+            "type": "tool-approval-response",
+            "approvalId": e.approval_id,
+            "approved": e.approved,
+        }
+        if e.reason:
+            response["reason"] = e.reason
+        request: Payload = {
+            "type": "tool-approval-request",
+            "approvalId": e.approval_id,
+            "toolCallId": e.call_id,
+            "isAutomatic": True,
+        }
+        return [request, response]
 
     @on(ToolProgress)
     def _tool_progress(self, e: ToolProgress) -> Payloads:
