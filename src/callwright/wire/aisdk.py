@@ -28,8 +28,9 @@ Choices worth knowing:
   only the result. An answer may carry ``data`` for the tool and ``remember:
   "thread"``, in the part's ``approval`` object or in the body's ``approvals``
   (``{approvalId: {data?, remember?}}``: ``addToolApprovalResponse``'s
-  ``options.body``). A front-end call approved by a human is announced again as
-  ``tool-input-available`` so that ``onToolCall`` runs it.
+  ``options.body``). ``onToolCall`` sees a front-end call when it is announced
+  (``tool-input-available``), before any verdict, as with ``streamText``: a page
+  should not run a call whose part ends ``output-denied``.
 * **Front-end tools** are tools without server code: the agent's own client
   tools, or ``tools`` sent in the request body (``[{name, description,
   parameters}]``, an extension: useChat sends none by default). Their parts stay
@@ -331,7 +332,6 @@ class AISDKEncoder(SSEEncoder):
         self._finish = "stop"
         self._failed_input: set[str] = set()
         self._announced: set[str] = set()
-        self._approved: set[str] = set()
 
     # run and steps
 
@@ -360,24 +360,7 @@ class AISDKEncoder(SSEEncoder):
             reason = self._finish
         if reason not in FINISH_REASONS[self.version]:
             reason = "other"
-        finish: Payload = {"type": "finish", "finishReason": reason}
-        return [*self._approved_client_calls(e), finish]
-
-    def _approved_client_calls(self, e: RunFinished) -> list[Payload]:
-        """Front-end calls a human approved in this request, announced again as
-        input-available: their parts are approval-responded, and ``onToolCall`` runs a
-        call only when it is announced."""
-        return [
-            {
-                "type": "tool-input-available",
-                "toolCallId": p.call_id,
-                "toolName": p.tool_name,
-                "input": p.arguments,
-            }
-            for p in e.pending
-            if p.kind == "client" and p.call_id in self._approved
-            if p.call_id not in self._announced
-        ]
+        return {"type": "finish", "finishReason": reason}
 
     @on(RunError)
     def _run_error(self, e: RunError) -> Payloads:
@@ -484,8 +467,6 @@ class AISDKEncoder(SSEEncoder):
         """A policy's decision, as ai 7's ``streamText`` sends one: the request marked
         ``isAutomatic``, then the response (the result follows as usual). Nothing for a
         human's answer (the client has it) nor for ai 5 and 6, which have no such chunks."""
-        if e.approved and not e.automatic:
-            self._approved.add(e.call_id)
         if not e.automatic or self.version < 7 or e.approval_id is None:
             return None
         response: Payload = {
