@@ -1,0 +1,359 @@
+"""Tool workers: real ``callwright worker`` processes on a real Postgres run the tools
+marked ``on_workers`` for a web-side agent in this process.
+
+What must hold: the result arrives, progress and partial outputs arrive in order,
+errors come back as error results of the same kind, the run's cancel and a tool's
+timeout reach the tool in the worker (it notes ``cancelled``), a retried enqueue
+does not run the tool again, and a worker SIGKILLed mid-tool gives, once its calls
+are recovered (by another process, or by the worker restarted with its id), the
+interrupted error for a tool that is not idempotent (it ran once) and a second,
+successful run for one that is. "Ran" is counted from the lines the tools append to
+a side-effects file, whichever process ran them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from callwright import ToolContext
+from callwright.call import Cancelled
+from callwright.durable import ToolWorkers
+from callwright.events import Event, ToolCallResult, ToolPartialOutput, ToolProgress
+from callwright.messages import ToolResultMessage
+from callwright.run import Agent
+
+from .worker_agent import make_agent
+
+AGENT = str(Path(__file__).with_name("worker_agent.py")) + ":make_agent"
+RECOVER = """
+import sys
+from dbos import DBOS
+from callwright.durable._workers import dbos_config, recover_executor
+DBOS(config=dbos_config(sys.argv[1], "recoverer"))
+DBOS.listen_queues([])
+DBOS.launch()
+print(recover_executor(sys.argv[2]), flush=True)
+DBOS.destroy()
+"""
+
+
+@dataclass
+class Worker:
+    """One ``callwright worker`` process, started with the command DEPLOY.md gives."""
+
+    database: str
+    executor_id: str
+    side_effects: Path
+    process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
+
+    @property
+    def log(self) -> Path:
+        return self.side_effects.with_name(f"{self.executor_id}.log")
+
+    def start(self) -> Worker:
+        command = [
+            sys.executable, "-m", "callwright.cli", "worker",
+            "--database", self.database,
+            "--agent", AGENT,
+            "--executor-id", self.executor_id,
+            "--concurrency", "8",
+        ]  # fmt: skip
+        env = {**os.environ, "SIDE_EFFECTS": str(self.side_effects)}
+        with open(self.log, "ab") as log:
+            self.process = subprocess.Popen(
+                command, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+            )
+        deadline = time.monotonic() + 60
+        while b"callwright worker ready" not in self.log.read_bytes():
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"worker {self.executor_id}: {self.log.read_text()}")
+            time.sleep(0.1)
+        return self
+
+    @property
+    def pid(self) -> int:
+        assert self.process is not None
+        return self.process.pid
+
+    def kill(self) -> None:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(10)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(20)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
+def lines(path: Path) -> list[str]:
+    return path.read_text().splitlines() if path.exists() else []
+
+
+def ran(path: Path, word: str, tag: str) -> list[str]:
+    """The side-effect lines ``<word> <tag> ... pid=N`` (one per time the tool got there)."""
+    return [line for line in lines(path) if line.startswith(f"{word} {tag} ")]
+
+
+def pid_of(line: str) -> int:
+    return int(line.rsplit("pid=", 1)[1])
+
+
+async def wait_for(check: Any, seconds: float = 10.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not check():
+        assert time.monotonic() < deadline, "timed out waiting"
+        await asyncio.sleep(0.05)
+
+
+@dataclass
+class Web:
+    """The web side: the agent with its worker tools replaced by proxies."""
+
+    agent: Agent[Any, Any]
+    workers: ToolWorkers
+    side_effects: Path
+
+    async def run(self, prompt: str) -> list[Event]:
+        return [event async for event in self.agent.stream(prompt)]
+
+
+def result_of(events: list[Event]) -> ToolCallResult:
+    return next(e for e in events if isinstance(e, ToolCallResult))
+
+
+@pytest.fixture(scope="module")
+def deployment(
+    postgres_url: Any, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[str, Path, list[Worker]]]:
+    """Two workers on a fresh database, shared by the tests that kill nothing."""
+    database = postgres_url.fresh_database()
+    effects = tmp_path_factory.mktemp("workers") / "side_effects.txt"
+    workers = [Worker(database, f"worker-{n}", effects) for n in "ab"]
+    try:
+        for worker in workers:
+            worker.start()
+        yield database, effects, workers
+    finally:
+        for worker in workers:
+            worker.stop()
+
+
+@pytest.fixture
+async def web(
+    deployment: tuple[str, Path, list[Worker]], monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[Web]:
+    database, effects, _ = deployment
+    monkeypatch.setenv("SIDE_EFFECTS", str(effects))
+    agent = make_agent()
+    workers = ToolWorkers(database)
+    assert workers.apply(agent.toolbox) == ["slow", "slow_idem", "hang", "fail", "count"]
+    yield Web(agent, workers, effects)
+    workers.close()
+
+
+def tag() -> str:
+    return uuid.uuid4().hex[:8]
+
+
+async def test_the_result_and_progress_in_order(
+    web: Web, deployment: tuple[str, Path, list[Worker]]
+) -> None:
+    t = tag()
+    events = await web.run(f'slow {{"seconds": 0.6, "tag": "{t}"}}')
+    progress = [e for e in events if isinstance(e, ToolProgress)]
+    assert [e.text for e in progress] == [f"step {i}/6" for i in range(1, 7)]
+    assert [round(e.fraction or 0, 3) for e in progress] == [round(i / 6, 3) for i in range(1, 7)]
+    result = result_of(events)
+    assert (result.state, result.output) == ("output-available", f"{t} finished")
+    assert events.index(result) > max(
+        i for i, e in enumerate(events) if isinstance(e, ToolProgress)
+    )
+    (start,) = ran(web.side_effects, "start", t)
+    assert pid_of(start) in {w.pid for w in deployment[2]}  # a worker ran it, not this process
+    assert len(ran(web.side_effects, "end", t)) == 1
+
+
+async def test_a_tool_not_marked_runs_in_the_web_process(web: Web) -> None:
+    t = tag()
+    events = await web.run(f'where {{"tag": "{t}"}}')
+    assert result_of(events).output == f"pid {os.getpid()}"
+
+
+async def test_partial_outputs_in_order(web: Web) -> None:
+    t = tag()
+    events = await web.run(f'count {{"n": 4, "tag": "{t}"}}')
+    partials = [e.output for e in events if isinstance(e, ToolPartialOutput)]
+    assert partials == [{"count": i} for i in range(1, 5)]
+    assert result_of(events).output == {"count": 4}
+
+
+@pytest.mark.parametrize(
+    ("kind", "error_kind", "text"),
+    [
+        ("plain", "failed", "plain failure {t}"),
+        ("tool", "failed", "tool failure {t}"),
+        ("own", "overheated", "Too hot: {t}"),
+    ],
+)
+async def test_an_error_comes_back_as_an_error_result(
+    web: Web, kind: str, error_kind: str, text: str
+) -> None:
+    t = tag()
+    events = await web.run(f'fail {{"kind": "{kind}", "tag": "{t}"}}')
+    result = result_of(events)
+    assert (result.state, result.error_kind) == ("output-error", error_kind)
+    assert result.content == text.format(t=t)
+    seen = web.agent.model.requests[-1].messages[-1]  # type: ignore[attr-defined]
+    assert isinstance(seen, ToolResultMessage)
+    assert (seen.content, seen.is_error) == (text.format(t=t), True)
+    assert len(ran(web.side_effects, "start", t)) == 1
+
+
+async def test_bad_arguments_are_refused_before_any_worker_sees_them(web: Web) -> None:
+    t = tag()
+    result = result_of(await web.run(f'slow {{"seconds": "soon", "tag": "{t}"}}'))
+    assert (result.state, result.error_kind) == ("output-error", "invalid-args")
+    assert ran(web.side_effects, "start", t) == []
+
+
+async def test_the_runs_cancel_reaches_the_tool(web: Web) -> None:
+    t = tag()
+    run = web.agent.stream(f'slow {{"seconds": 30, "tag": "{t}"}}')
+    events: list[Event] = []
+    async for event in run:
+        events.append(event)
+        if isinstance(event, ToolProgress) and event.text == "step 3/300":
+            run.cancel("the user stopped it")
+    result = result_of(events)
+    assert (result.state, result.error_kind) == ("output-error", "cancelled")
+    await wait_for(lambda: ran(web.side_effects, "cancelled", t))
+    assert ran(web.side_effects, "end", t) == []
+
+
+async def test_a_timeout_reaches_the_tool(web: Web) -> None:
+    t = tag()
+    started = time.monotonic()
+    result = result_of(await web.run(f'hang {{"tag": "{t}"}}'))
+    assert (result.error_kind, result.content) == ("timed-out", "Timed out after 1 seconds.")
+    assert time.monotonic() - started < 5
+    await wait_for(lambda: ran(web.side_effects, "cancelled", t))
+
+
+async def test_concurrent_runs_each_run_their_tool_once(web: Web) -> None:
+    tags = [tag() for _ in range(6)]
+    results = await asyncio.gather(
+        *(web.run(f'slow {{"seconds": 0.5, "tag": "{t}"}}') for t in tags)
+    )
+    assert [result_of(events).output for events in results] == [f"{t} finished" for t in tags]
+    for t in tags:
+        assert (len(ran(web.side_effects, "start", t)), len(ran(web.side_effects, "end", t))) == (
+            1,
+            1,
+        )
+
+
+async def test_a_retried_enqueue_does_not_run_the_tool_again(web: Web) -> None:
+    """The same run and call id (a retried request, a recovered segment) attach to the
+    call already there: one run of the tool, the same result for both."""
+    t = tag()
+    ctx = ToolContext[Any](call_id=f"call-{t}", tool_name="slow")
+    arguments = {"seconds": 0.5, "tag": t}
+    first, second = await asyncio.gather(
+        web.workers.call("slow", arguments, ctx), web.workers.call("slow", arguments, ctx)
+    )
+    again = await web.workers.call("slow", arguments, ctx)
+    assert [r.content for r in (first, second, again)] == [f"{t} finished"] * 3
+    assert len(ran(web.side_effects, "start", t)) == 1
+
+
+async def test_a_cancel_before_the_call_gives_cancelled(web: Web) -> None:
+    ctx = ToolContext[Any](call_id=f"call-{tag()}", tool_name="slow")
+    ctx.cancel.cancel("stopped")
+    with pytest.raises(Cancelled):
+        await web.workers.call("slow", {"seconds": 5, "tag": tag()}, ctx)
+
+
+# --- a worker killed mid-tool ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("tool", "recovered_by"),
+    [("slow", "another process"), ("slow_idem", "another process"), ("slow", "a restart")],
+)
+async def test_a_worker_killed_mid_tool(
+    postgres_url: Any,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    tool: str,
+    recovered_by: str,
+) -> None:
+    database = postgres_url.fresh_database()
+    effects = tmp_path / "side_effects.txt"
+    monkeypatch.setenv("SIDE_EFFECTS", str(effects))
+    doomed = Worker(database, "worker-doomed", effects).start()
+    others: list[Worker] = []
+    agent = make_agent()
+    workers = ToolWorkers(database)
+    workers.apply(agent.toolbox)
+    t = tag()
+    try:
+        run = asyncio.ensure_future(
+            _collect(agent.stream(f'{tool} {{"seconds": 2, "tag": "{t}"}}'))
+        )
+        await wait_for(lambda: ran(effects, "start", t))
+        await asyncio.sleep(0.3)
+        doomed.kill()
+        killed_at = time.monotonic()
+        if recovered_by == "a restart":
+            others.append(Worker(database, "worker-doomed", effects).start())
+        else:
+            others.append(Worker(database, "worker-live", effects).start())
+            recovered = subprocess.run(
+                [sys.executable, "-c", RECOVER, database, "worker-doomed"],
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=True,
+            )
+            assert "tool:" in recovered.stdout, recovered.stderr
+        events = await asyncio.wait_for(run, 60)
+        took = time.monotonic() - killed_at
+    finally:
+        workers.close()
+        doomed.stop()
+        for worker in others:
+            worker.stop()
+    result = result_of(events)
+    starts = ran(effects, "start", t)
+    if tool == "slow_idem":
+        assert (result.state, result.output) == ("output-available", f"{t} finished")
+        assert len(starts) == 2  # run again on the live worker, to its end
+        (end,) = ran(effects, "end", t)
+        assert pid_of(end) == others[0].pid
+    else:
+        assert (result.state, result.error_kind) == ("output-error", "interrupted")
+        assert result.content == (
+            "Interrupted: the server stopped while this tool was running; it was not run again."
+        )
+        assert len(starts) == 1 and ran(effects, "end", t) == []  # ran once, never again
+    assert took < 30
+
+
+async def _collect(run: AsyncIterator[Event]) -> list[Event]:
+    return [event async for event in run]
