@@ -21,6 +21,7 @@ from .tool import Tool
 
 if TYPE_CHECKING:
     from .server import Authenticate
+    from .toolbox import Toolbox
 
 
 def build_model(spec: str | None, base_url: str | None = None) -> Model:
@@ -73,18 +74,38 @@ def chosen_agent(args: argparse.Namespace) -> Agent:
     """The agent given with ``--agent``, or the demo agent on ``--model``; the MCP servers
     of ``--mcp servers.json`` join it as toolsets."""
     agent = _given_agent(args)
-    if getattr(args, "mcp", None):
-        try:
-            from .mcp import load_mcp_config
-        except ImportError as exc:
-            raise SystemExit(f"--mcp needs the mcp extra ({exc})") from None
-        try:
-            servers = load_mcp_config(args.mcp)
-        except (OSError, ValueError) as exc:
-            raise SystemExit(f"--mcp {args.mcp}: {exc}") from None
-        for server in servers:
-            agent.toolbox.add_toolset(server)
+    _add_mcp_servers(args, agent.toolbox)
     return agent
+
+
+def chosen_toolbox(args: argparse.Namespace) -> Toolbox:
+    """``--agent``'s toolbox, or the demo's tools (no model is made), with ``--mcp``'s
+    servers as toolsets."""
+    from .toolbox import Toolbox
+
+    if args.agent:
+        box = load_agent(args.agent).toolbox
+    else:
+        from .demo import demo_tools
+
+        box = Toolbox(demo_tools())
+    _add_mcp_servers(args, box)
+    return box
+
+
+def _add_mcp_servers(args: argparse.Namespace, box: Toolbox) -> None:
+    if not getattr(args, "mcp", None):
+        return
+    try:
+        from .mcp import load_mcp_config
+    except ImportError as exc:
+        raise SystemExit(f"--mcp needs the mcp extra ({exc})") from None
+    try:
+        servers = load_mcp_config(args.mcp)
+    except (OSError, ValueError) as exc:
+        raise SystemExit(f"--mcp {args.mcp}: {exc}") from None
+    for server in servers:
+        box.add_toolset(server)
 
 
 def _given_agent(args: argparse.Namespace) -> Agent:
@@ -346,34 +367,54 @@ def mcp(args: argparse.Namespace) -> int:
 
 
 def tools(args: argparse.Namespace) -> int:
+    """The agent's tools, an MCP server's among them once listed (``--mcp``, or the
+    agent's own toolsets), with approval, idempotence and the server's annotations."""
     from rich.panel import Panel
     from rich.syntax import Syntax
 
+    from .toolbox import ToolsetUnavailable
+
     console = _console()
-    listed = _tools_of(args)
+    try:
+        listed, origins = _tools_of(args)
+    except ToolsetUnavailable as exc:  # a server that cannot be reached or listed
+        _console(stderr=True).print(f"[red]{exc}[/red]")
+        return 1
     if args.json:
-        blueprints = [
-            {"name": t.name, "description": t.description, "parameters": t.parameters}
-            for t in listed
-        ]
-        print(json.dumps(blueprints, indent=2, ensure_ascii=False))
+        print(json.dumps([_blueprint(t, origins.get(t.name)) for t in listed], indent=2))
         return 0
     for t in listed:
         title = f"[bold]{t.name}[/bold]"
         if t.requires_approval:
             title += "  [yellow](needs approval)[/yellow]"
+        origin = origins.get(t.name)
+        if origin is not None:
+            hints = ", ".join(f"{k}={json.dumps(v)}" for k, v in origin["annotations"].items())
+            title += f"  [dim]MCP {origin['server']}" + (f": {hints}" if hints else "") + "[/dim]"
         schema = Syntax(json.dumps(t.parameters, indent=2), "json", theme="ansi_dark")
         summary = t.description.split("\n")[0]
         console.print(Panel(schema, title=title, subtitle=summary, expand=False))
     return 0
 
 
-def _tools_of(args: argparse.Namespace) -> list[Tool]:
-    if args.agent:
-        return list(load_agent(args.agent).toolbox)
-    from .demo import demo_tools
+def _blueprint(t: Tool, origin: dict[str, Any] | None) -> dict[str, Any]:
+    approval = t.requires_approval
+    shown: dict[str, Any] = {"name": t.name, "description": t.description}
+    shown["parameters"] = t.parameters
+    shown["requiresApproval"] = approval if isinstance(approval, bool) else "by arguments"
+    shown["idempotent"] = t.idempotent
+    return {**shown, "mcp": origin} if origin is not None else shown
 
-    return demo_tools()
+
+def _tools_of(args: argparse.Namespace) -> tuple[list[Tool], dict[str, dict[str, Any]]]:
+    """The tools, and what the MCP servers among their sources said about theirs."""
+    box = chosen_toolbox(args)
+    if not box.toolsets:
+        return list(box), {}
+    from .mcp._listing import list_toolsets, mcp_origins
+
+    asyncio.run(list_toolsets(box))
+    return list(box), mcp_origins(box)
 
 
 # --- entry point ---------------------------------------------------------------------------
@@ -406,6 +447,7 @@ def parser() -> argparse.ArgumentParser:
     t = sub.add_parser("tools", help="list the demo agent's tools and their schemas")
     t.add_argument("--json", action="store_true", help="print JSON instead of panels")
     _agent_option(t)
+    _mcp_option(t)
     t.set_defaults(handler=tools)
 
     worker_parser(sub, _model_options)
@@ -425,6 +467,11 @@ def _model_options(p: argparse.ArgumentParser) -> None:
         help="an OpenAI-compatible server (vLLM, Ollama, llama.cpp, LM Studio)",
     )
     p.add_argument("--sandbox", default=None, help="the folder the file tools work in")
+    _mcp_option(p)
+    _agent_option(p)
+
+
+def _mcp_option(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--mcp",
         default=None,
@@ -432,7 +479,6 @@ def _model_options(p: argparse.ArgumentParser) -> None:
         help='MCP servers whose tools the agent gets: {"mcpServers": {name: {command, '
         "args, env} | {url, headers}}}",
     )
-    _agent_option(p)
 
 
 def _agent_option(p: argparse.ArgumentParser) -> None:

@@ -76,6 +76,9 @@ class MCPServer:
     input_timeout: float = 600.0
     """Seconds a call waits for a human's answer to its server's question; then the
     server is told the human cancelled."""
+    listed: dict[str, types.Tool] = field(default_factory=dict, init=False, repr=False)
+    """The MCP tools of the last listing, by the name the model calls them (their
+    annotations and schemas as the server gave them, for ``callwright tools``)."""
     _connection: Connection = field(init=False, repr=False)
     _calls: Calls = field(init=False, repr=False)
     _listed: bool = field(default=False, init=False, repr=False)
@@ -142,6 +145,7 @@ class MCPServer:
             ) from None
         self._listed = True
         tools = []
+        self.listed = {}
         for mcp_tool in listed:
             name = model_name(mcp_tool.name, self.prefix)
             made = to_tool(
@@ -149,6 +153,7 @@ class MCPServer:
             )
             if made is not None:
                 tools.append(made)
+                self.listed[name] = mcp_tool
         return tools
 
     async def aclose(self) -> None:
