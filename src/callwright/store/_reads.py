@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from ..messages import Message
 from ._rows import load_history, open_pending, split_chunk, thread_of
 from ._sql import Db
 from .base import PendingRecord
+
+T = TypeVar("T")
 
 
 class JournalReads:
@@ -28,20 +30,30 @@ class JournalReads:
             self._reader = self._connect()
         return self._reader
 
-    def _read(self, sql: str, args: tuple[Any, ...]) -> list[Any]:
+    def _reads(self, fn: Callable[[Db], T]) -> T:
+        """``fn`` on the read connection; once more on a new connection if the first
+        found it lost (Postgres restarted: reads are safe to repeat)."""
         with self._read_lock:
-            return self._reading().execute(sql, args).fetchall()
+            db = self._reading()
+            try:
+                return fn(db)
+            except db.errors:
+                if not db.broken:
+                    raise
+            return fn(self._reading())
+
+    def _read(self, sql: str, args: tuple[Any, ...]) -> list[Any]:
+        return self._reads(lambda db: db.execute(sql, args).fetchall())
 
     def _close_reader(self) -> None:
         with self._read_lock:
             self._reader.close()
 
     def history(self, thread_id: str, principal: str = "") -> list[Message]:
-        with self._read_lock:
-            db = self._reading()
-            if not thread_of(db, thread_id, principal):
-                return []
-            return load_history(db, thread_id)
+        def read(db: Db) -> list[Message]:
+            return load_history(db, thread_id) if thread_of(db, thread_id, principal) else []
+
+        return self._reads(read)
 
     def state(self, thread_id: str, principal: str = "") -> dict[str, Any] | None:
         rows = self._read(
@@ -50,11 +62,10 @@ class JournalReads:
         return json.loads(rows[0][0]) if rows and rows[0][0] is not None else None
 
     def pending(self, thread_id: str, principal: str = "") -> list[PendingRecord]:
-        with self._read_lock:
-            db = self._reading()
-            if not thread_of(db, thread_id, principal):
-                return []
-            return open_pending(db, thread_id)
+        def read(db: Db) -> list[PendingRecord]:
+            return open_pending(db, thread_id) if thread_of(db, thread_id, principal) else []
+
+        return self._reads(read)
 
     def run_status(self, run_id: str) -> str | None:
         rows = self._read("SELECT status FROM runs WHERE id = ?", (run_id,))
@@ -108,9 +119,11 @@ class JournalReads:
     def snapshot(self) -> dict[str, list[tuple[Any, ...]]]:
         """Every row of every table but the process leases: tests compare it before and
         after a refused request."""
-        with self._read_lock:
-            db = self._reading()
+
+        def read(db: Db) -> dict[str, list[tuple[Any, ...]]]:
             return {
                 t: [tuple(row) for row in db.execute(f'SELECT * FROM "{t}" ORDER BY 1, 2')]
                 for t in db.tables()
             }
+
+        return self._reads(read)

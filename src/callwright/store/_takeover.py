@@ -12,15 +12,16 @@ racing for the same owner or segment cannot both win.
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from typing import Any
+from typing import Any, TypeVar
 
 from . import _owners
 from ._recovery import rebuild
 from ._sql import Db
 from .base import JournalLimits, Segment, Started
+
+T = TypeVar("T")
 
 
 class TakeOver:
@@ -33,20 +34,19 @@ class TakeOver:
     _live: set[int]
     _idempotent: set[str]
     _tx: Callable[[], AbstractContextManager[Db]]
-    _read_lock: threading.Lock
 
     def _become_owner(self) -> str:
         raise NotImplementedError
 
-    def _reading(self) -> Db:
+    def _reads(self, fn: Callable[[Db], T]) -> T:
         raise NotImplementedError
 
     def gone_owners(self) -> list[str]:
         """Owners that are gone (lease expired, process gone, or closed) and still own
         running segments, not already taken by a live owner (this one included)."""
         mine = self._owner or self._owner_id
-        with self._read_lock:
-            db = self._reading()
+
+        def read(db: Db) -> list[str]:
             now = db.now()
             rows = db.execute(
                 "SELECT DISTINCT s.owner, o.taken_by FROM segments s "
@@ -60,6 +60,8 @@ class TakeOver:
                 and not _owners.alive(db, owner, now)
                 and (taken is None or (taken != mine and not _owners.alive(db, taken, now)))
             )
+
+        return self._reads(read)
 
     def claim(self, gone_owner: str) -> bool:
         """Mark ``gone_owner`` as taken over by this journal's owner. True for the one

@@ -274,6 +274,23 @@ class Journal(Protocol):
         """Settle the runs whose owner is gone. Returns their ids."""
         ...
 
+    def gone_owners(self) -> list[str]:
+        """Owners that are gone and still own running segments, not yet taken by a live
+        owner (what a process continuing dead processes' runs polls)."""
+        ...
+
+    def claim(self, gone_owner: str) -> bool:
+        """Take ``gone_owner`` over for this journal's owner: True for exactly one caller
+        across processes (and again for it)."""
+        ...
+
+    def reopen(
+        self, request_id: str, idempotent: set[str], *, principal: str | None = None
+    ) -> Started | None:
+        """Continue a gone (or claimed) owner's running segment here: its history rebuilt
+        as recovery would, but the run left running; None if it is not there to take."""
+        ...
+
     def batch(self) -> AbstractContextManager[None]:
         """Run the calls made inside in one transaction where the backend can; each
         call still succeeds or fails whole."""
