@@ -3,7 +3,11 @@ the model sees) or user-approval, besides the bool and predicate forms."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from callwright import (
     Agent,
@@ -281,3 +285,40 @@ def test_thread_approvals_are_capped() -> None:
     assert list(remembered) == ["b", "c"] and not remembered.allows("a")
     remembered.forget("b")
     assert list(remembered) == ["c"]
+
+
+# --- MCP tools are tools like any other ---------------------------------------------------
+
+CHANGING = Path(__file__).parent / "mcp" / "servers" / "changing.py"
+
+
+@pytest.mark.parametrize(
+    ("verdict", "expected"),
+    [
+        (ApprovalVerdict("denied", "no wiping"), "Tool call denied: no wiping"),
+        (ApprovalVerdict("approved"), "wiped db"),
+        (None, None),  # not-applicable: the tool's own setting (its destructive hint) asks
+    ],
+)
+async def test_the_agent_policy_covers_mcp_tools(
+    verdict: ApprovalVerdict | None, expected: str | None
+) -> None:
+    from callwright.mcp import MCPServer
+
+    seen: list[ApprovalQuery] = []
+
+    def rule(query: ApprovalQuery) -> ApprovalVerdict | None:
+        seen.append(query)
+        return verdict
+
+    model = ScriptedModel([[call("wipe", {"target": "db"}, id="w")], ["done"]])
+    server = MCPServer.stdio(sys.executable, [str(CHANGING)], name="changing")
+    async with Agent(model, toolsets=[server], approval=rule) as agent:
+        result = await agent.run("wipe")
+    assert [(q.tool_name, q.arguments, q.client) for q in seen] == [
+        ("wipe", {"target": "db"}, False)
+    ]
+    if expected is None:
+        assert [(p.call_id, p.kind) for p in result.pending] == [("w", "approval")]
+    else:
+        assert results_of(result.messages)["w"][0] == expected
