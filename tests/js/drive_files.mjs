@@ -1,0 +1,128 @@
+// Sends user messages with files through a REAL npm client and prints one JSON report.
+//
+//   node drive_files.mjs <client> <baseUrl> <spec.json>
+//   client: agui1 (@ag-ui/client 1.0.0), agui0 (@ag-ui/client 0.0.59), ai5, ai6, ai7
+//   spec: {"turns": [...]}, one user message per turn, each sent once the previous run ended:
+//     ai*:   {"text": "...", "files": [FileUIPart, ...]}  -> chat.sendMessage({ text, files })
+//     agui*: the message's content (a string or a list of content parts) -> addMessage + runAgent
+//
+// The report holds what the client ended up with (messages, status, errors), the HTTP
+// status of each request, and everything the client printed. tests/models/test_files_clients.py
+// asserts on it and on what the model server received.
+
+import { readFileSync } from "node:fs";
+
+const [clientName, baseUrl, specPath] = process.argv.slice(2);
+const spec = JSON.parse(readFileSync(specPath, "utf8"));
+
+let printed = [];
+for (const level of ["warn", "error", "log", "info", "debug"]) {
+  console[level] = (...args) => {
+    printed.push(`${level}: ${args.map((a) => (a instanceof Error ? a.message : typeof a === "string" ? a : JSON.stringify(a))).join(" ")}`);
+  };
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+async function waitFor(pred, ms = 20000) {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (pred()) return true;
+    await sleep(20);
+  }
+  return pred();
+}
+const uid = () => Math.random().toString(36).slice(2, 10);
+const errText = (e) => (e instanceof Error ? e.message : String(e));
+
+async function aisdk(mod, major) {
+  const { AbstractChat, DefaultChatTransport } = mod;
+  class State {
+    constructor() {
+      this.status = "ready";
+      this.error = undefined;
+      this.messages = [];
+    }
+    pushMessage(m) { this.messages = this.messages.concat(m); }
+    popMessage() { this.messages = this.messages.slice(0, -1); }
+    replaceMessage(i, m) { this.messages = [...this.messages.slice(0, i), m, ...this.messages.slice(i + 1)]; }
+    snapshot(x) { return structuredClone(x); }
+  }
+  class Chat extends AbstractChat {
+    constructor(init) { super({ ...init, state: new State() }); }
+  }
+  const statuses = [];
+  const errors = [];
+  const fetch = async (url, init) => {
+    const response = await globalThis.fetch(url, init);
+    statuses.push(response.status);
+    return response;
+  };
+  const chat = new Chat({
+    id: `chat_${uid()}`,
+    transport: new DefaultChatTransport({ api: `${baseUrl}/api/chat`, headers: { "x-ai-sdk-version": String(major) }, fetch }),
+    onError: (e) => errors.push(errText(e)),
+  });
+  for (const turn of spec.turns) {
+    try {
+      await chat.sendMessage({ text: turn.text, files: turn.files });
+    } catch (e) {
+      errors.push(`sendMessage threw: ${errText(e)}`);
+    }
+    await waitFor(() => chat.status === "ready" || chat.status === "error");
+    await sleep(50);
+    if (chat.status === "error") break;
+  }
+  return {
+    threadId: chat.id,
+    status: chat.status,
+    error: chat.error ? errText(chat.error) : null,
+    messages: chat.messages,
+    statuses,
+    errors,
+  };
+}
+
+async function agui(mod) {
+  const { HttpAgent } = mod;
+  const statuses = [];
+  const fetch = async (url, init) => {
+    const response = await globalThis.fetch(url, init);
+    statuses.push(response.status);
+    return response;
+  };
+  const agent = new HttpAgent({ url: `${baseUrl}/agui`, threadId: `t_${uid()}`, fetch });
+  const runs = [];
+  for (const content of spec.turns) {
+    agent.addMessage({ id: `u_${uid()}`, role: "user", content });
+    const events = [];
+    let error = null;
+    try {
+      await agent.runAgent({}, { onEvent: ({ event }) => events.push(event.type) });
+    } catch (e) {
+      error = errText(e);
+    }
+    runs.push({ events, error });
+    if (error) break;
+  }
+  return { threadId: agent.threadId, runs, messages: agent.messages, statuses };
+}
+
+const loaders = {
+  agui1: async () => agui(await import("agui-client-1")),
+  agui0: async () => agui(await import("agui-client-0")),
+  ai5: async () => aisdk(await import("ai5"), 5),
+  ai6: async () => aisdk(await import("ai6"), 6),
+  ai7: async () => aisdk(await import("ai7"), 7),
+};
+if (!loaders[clientName]) {
+  process.stderr.write(`unknown client ${clientName}\n`);
+  process.exit(2);
+}
+let result;
+try {
+  result = await loaders[clientName]();
+} catch (e) {
+  result = { crashed: errText(e), stack: e?.stack ?? null };
+}
+// exit once the report is flushed: a large one (a file of megabytes) would be cut short
+process.stdout.write(JSON.stringify({ ...result, printed }), () => process.exit(0));
