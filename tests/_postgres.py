@@ -22,6 +22,10 @@ import subprocess
 import tempfile
 import uuid
 from pathlib import Path
+from typing import Any
+
+BACKENDS = ["sqlite", "postgres"]
+"""The journal's backends a journal test runs on (the ``journal_target`` fixture)."""
 
 SETTINGS = {
     "listen_addresses": "127.0.0.1",
@@ -140,3 +144,13 @@ class PostgresUrl(str):
 
     def fresh_database(self) -> str:
         return self.server.fresh_database()
+
+
+def journal_target_for(backend: str, request: Any, directory: Path) -> str:
+    """Where a journal of ``backend`` is opened (``open_journal``): a new file in
+    ``directory``, or a fresh database on the session's server (``request`` is the
+    pytest fixture request that asks for ``postgres_url``)."""
+    if backend == "sqlite":
+        return str(directory / "journal.db")
+    url: PostgresUrl = request.getfixturevalue("postgres_url")
+    return url.fresh_database()

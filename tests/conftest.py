@@ -8,9 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from _postgres import PostgresServer, PostgresUrl
-
-BACKENDS = ["sqlite", "postgres"]
+from _postgres import BACKENDS, PostgresServer, PostgresUrl, journal_target_for
 
 
 @pytest.fixture(scope="session")
@@ -22,15 +20,6 @@ def postgres_url() -> Iterator[PostgresUrl]:
         yield PostgresUrl(server)
     finally:
         server.close()
-
-
-def journal_target_for(backend: str, request: pytest.FixtureRequest, directory: Path) -> str:
-    """Where a journal of ``backend`` is opened (``open_journal``): a new file in
-    ``directory``, or a fresh Postgres database."""
-    if backend == "sqlite":
-        return str(directory / "journal.db")
-    url: PostgresUrl = request.getfixturevalue("postgres_url")
-    return url.fresh_database()
 
 
 @pytest.fixture(params=BACKENDS)

@@ -26,7 +26,7 @@ from callwright import Agent, tool
 from callwright.messages import AssistantMessage, ToolResultMessage, UserMessage
 from callwright.models import ModelRequest, ScriptedModel, call
 from callwright.server import create_app
-from callwright.store import SQLiteJournal
+from callwright.store import SQLiteJournal, SQLJournal, open_journal
 from callwright.store.base import Segment
 from live_server import Server
 
@@ -102,10 +102,10 @@ def agent() -> Agent:
 
 @pytest.fixture
 def serve(tmp_path: Path) -> Iterator[Any]:
-    journals: list[SQLiteJournal] = []
+    journals: list[SQLJournal] = []
     servers: list[Server] = []
 
-    def start(journal: SQLiteJournal) -> str:
+    def start(journal: SQLJournal) -> str:
         journals.append(journal)
         server = Server(create_app(agent(), journal=journal))
         servers.append(server.__enter__())
@@ -209,8 +209,8 @@ def test_a_failed_write_before_a_tool_starts_means_the_tool_does_not_run(
     ]
 
 
-def test_event_logs_past_retention_are_deleted(serve: Any, tmp_path: Path) -> None:
-    journal = SQLiteJournal(str(tmp_path / "runs.db"), retention_days=1)
+def test_event_logs_past_retention_are_deleted(serve: Any, journal_target: str) -> None:
+    journal = open_journal(journal_target, retention_days=1)
     url = serve(journal)
     first = post(url, "t-old", "hello", run_id="run-old")
     assert replay(url, "run-old").text == first.text

@@ -13,7 +13,6 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -24,7 +23,7 @@ from callwright import Agent, ToolContext, tool
 from callwright.messages import ToolResultMessage, UserMessage
 from callwright.models import ModelRequest, ScriptedModel, call
 from callwright.server import create_app
-from callwright.store import SQLiteJournal
+from callwright.store import SQLJournal, open_journal
 from live_server import Server
 
 RAN: list[str] = []
@@ -88,13 +87,14 @@ def as_user(request: Request) -> str | None:
 
 
 @pytest.fixture
-def db(tmp_path: Path) -> str:
-    return str(tmp_path / "runs.db")
+def db(journal_target: str) -> str:
+    """The journal every server of a test opens: a file, or a Postgres database."""
+    return journal_target
 
 
 @pytest.fixture
-def served(db: str) -> Iterator[tuple[str, SQLiteJournal]]:
-    journal = SQLiteJournal(db)
+def served(db: str) -> Iterator[tuple[str, SQLJournal]]:
+    journal = open_journal(db)
     with Server(create_app(agent(), journal=journal, authenticate=as_user)) as server:
         yield server.url, journal
     journal.close()
@@ -103,7 +103,7 @@ def served(db: str) -> Iterator[tuple[str, SQLiteJournal]]:
 @pytest.fixture
 def second(db: str) -> Iterator[str]:
     """Another server process on the same journal file (its own journal and lease)."""
-    journal = SQLiteJournal(db)
+    journal = open_journal(db)
     with Server(create_app(agent(), journal=journal, authenticate=as_user)) as server:
         yield server.url
     journal.close()
@@ -167,7 +167,7 @@ def refused(response: httpx.Response, status: int, code: str) -> None:
 
 
 def test_another_principal_cannot_continue_approve_or_replay_a_thread(
-    served: tuple[str, SQLiteJournal],
+    served: tuple[str, SQLJournal],
 ) -> None:
     url, journal = served
     RAN.clear()
@@ -190,7 +190,7 @@ def test_another_principal_cannot_continue_approve_or_replay_a_thread(
 
 
 def test_a_journaled_threads_state_is_the_journals_not_the_clients(
-    served: tuple[str, SQLiteJournal],
+    served: tuple[str, SQLJournal],
 ) -> None:
     url, journal = served
     first = frames(post(url, "alice", "t-state", "role", state={"role": "user"}))
@@ -202,7 +202,7 @@ def test_a_journaled_threads_state_is_the_journals_not_the_clients(
     assert journal.state("t-state", "alice") == {"role": "user"}
 
 
-def test_the_same_run_id_on_two_threads_is_refused(served: tuple[str, SQLiteJournal]) -> None:
+def test_the_same_run_id_on_two_threads_is_refused(served: tuple[str, SQLJournal]) -> None:
     url, _ = served
     first = post(url, "alice", "t-one", "hello one", run_id="run-shared")
     assert first.status_code == 200
@@ -234,12 +234,12 @@ def wait_until(condition: Any, timeout: float = 10) -> None:
         time.sleep(0.02)
 
 
-def running(journal: SQLiteJournal) -> bool:
+def running(journal: SQLJournal) -> bool:
     return any(row[2] == "running" for row in journal.snapshot()["runs"])
 
 
 def test_a_thread_running_in_another_process_is_busy(
-    served: tuple[str, SQLiteJournal], second: str
+    served: tuple[str, SQLJournal], second: str
 ) -> None:
     url, journal = served
     worker, out = in_background(post, url, "alice", "t-busy", "slow 1.5")
@@ -252,7 +252,7 @@ def test_a_thread_running_in_another_process_is_busy(
 
 
 def test_concurrent_answers_to_one_approval_have_one_winner(
-    served: tuple[str, SQLiteJournal], second: str
+    served: tuple[str, SQLJournal], second: str
 ) -> None:
     url, _ = served
     RAN.clear()
@@ -278,7 +278,7 @@ def test_concurrent_answers_to_one_approval_have_one_winner(
 
 
 def test_edited_arguments_apply_where_the_tool_allows_edits(
-    served: tuple[str, SQLiteJournal],
+    served: tuple[str, SQLJournal],
 ) -> None:
     url, _ = served
     RAN.clear()
@@ -294,8 +294,9 @@ def test_edited_arguments_apply_where_the_tool_allows_edits(
 # --- a locked database ---------------------------------------------------------------
 
 
+@pytest.mark.parametrize("journal_target", ["sqlite"], indirect=True)  # a SQLite file's lock
 def test_a_locked_database_delays_only_the_runs_that_write(
-    served: tuple[str, SQLiteJournal], db: str
+    served: tuple[str, SQLJournal], db: str
 ) -> None:
     """Another process holds the write lock for 1.5 s: a new run waits for it (the
     journal's busy timeout), while the server keeps answering within 100 ms."""

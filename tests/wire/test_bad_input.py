@@ -15,11 +15,12 @@ from typing import Any
 import httpx
 import pytest
 
+from _postgres import BACKENDS, journal_target_for
 from callwright import Agent, Decision, Tool, ToolResultMessage, UserMessage, batched, tool
 from callwright.messages import AssistantMessage
 from callwright.models import ModelRequest, ScriptedModel, call
 from callwright.server import ServerLimits, create_app
-from callwright.store import SQLiteJournal
+from callwright.store import SQLJournal, open_journal
 
 
 @tool(requires_approval=True)
@@ -69,14 +70,17 @@ LIMITS = ServerLimits(max_body_bytes=64 * 1024, max_messages=50, max_json_depth=
 @dataclass
 class Env:
     url: str
-    journal: SQLiteJournal
+    journal: SQLJournal
     http: httpx.Client
     facts: dict[str, Any] = field(default_factory=dict)
 
 
-@pytest.fixture(scope="module")
-def env(serve_app: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
-    journal = SQLiteJournal(str(tmp_path_factory.mktemp("bad") / "runs.db"))
+@pytest.fixture(scope="module", params=BACKENDS)
+def env(
+    serve_app: Any, tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Iterator[Env]:
+    target = journal_target_for(request.param, request, tmp_path_factory.mktemp("bad"))
+    journal = open_journal(target)
     app = create_app(make_agent(), journal=journal, limits=LIMITS)
     with serve_app(app) as server, httpx.Client(base_url=server.url, timeout=30) as http:
         yield Env(server.url, journal, http)

@@ -16,7 +16,7 @@ from callwright import Agent, ToolContext, tool
 from callwright.messages import ToolResultMessage, UserMessage
 from callwright.models import ModelRequest, ScriptedModel, call
 from callwright.server import create_app
-from callwright.store import SQLiteJournal
+from callwright.store import SQLJournal, open_journal
 
 SAW_CANCEL: list[str] = []
 
@@ -43,8 +43,9 @@ def script(request: ModelRequest) -> list[Any]:
 
 
 @pytest.fixture
-def served(serve_app: Any, tmp_path: Any) -> Iterator[tuple[str, SQLiteJournal]]:
-    journal = SQLiteJournal(str(tmp_path / "runs.db"))
+def served(serve_app: Any, journal_target: str) -> Iterator[tuple[str, SQLJournal]]:
+    SAW_CANCEL.clear()  # a test runs once per backend
+    journal = open_journal(journal_target)
     agent = Agent(ScriptedModel(script, record=False), [slow], cancel_grace=2)
     with serve_app(create_app(agent, journal=journal)) as server:
         yield server.url, journal
@@ -64,7 +65,7 @@ def body(thread: str, text: str) -> dict[str, Any]:
 
 
 def test_disconnect_cancels_the_tool_and_the_journal_records_it(
-    served: tuple[str, SQLiteJournal],
+    served: tuple[str, SQLJournal],
 ) -> None:
     url, journal = served
     request = body("t-disconnect", "slow 400")
@@ -90,7 +91,7 @@ def test_disconnect_cancels_the_tool_and_the_journal_records_it(
     assert ops[1]["output"]["content"].startswith("Cancelled")
 
 
-def test_a_stream_resumes_from_the_last_frame_seen(served: tuple[str, SQLiteJournal]) -> None:
+def test_a_stream_resumes_from_the_last_frame_seen(served: tuple[str, SQLJournal]) -> None:
     url, _ = served
     request = body("t-replay", "slow 3")
     with httpx.Client(timeout=30) as http:
@@ -104,7 +105,7 @@ def test_a_stream_resumes_from_the_last_frame_seen(served: tuple[str, SQLiteJour
     assert '"RUN_FINISHED"' in sent[-1]
 
 
-def test_replay_follows_a_live_run(served: tuple[str, SQLiteJournal]) -> None:
+def test_replay_follows_a_live_run(served: tuple[str, SQLJournal]) -> None:
     url, _ = served
     request = body("t-live", "slow 20")
     result: dict[str, str] = {}
