@@ -12,6 +12,7 @@
 from ._client import MCPServer
 from ._config import load_mcp_config
 from ._convert import ApprovalRule
+from ._sampling import Sampling
 from ._serve import MCPEndpoint, mount_mcp, serve_stdio
 from ._server import AgentServer, agent_server
 
@@ -20,6 +21,7 @@ __all__ = [
     "ApprovalRule",
     "MCPEndpoint",
     "MCPServer",
+    "Sampling",
     "agent_server",
     "load_mcp_config",
     "mount_mcp",

@@ -6,15 +6,16 @@ until it finishes, the run cancels it, or the server asks the human a question
 itself stays open, *parked* here under an unguessable handle; the run pauses. When a
 resumed run brings the answer, the executor hands it to the parked call and follows
 it again, which may finish or ask once more. A parked call nobody answers within
-``input_timeout`` is told the human cancelled.
+``input_timeout`` is told the human cancelled. A sampling request (when served, see
+``_sampling``) is answered with the model of the run the asking call belongs to.
 
-Which call a question belongs to: on a 2026 connection the SDK asks from inside the
-call's own task, so a context variable says exactly; a 2025 server sends
-``elicitation/create`` on the session with nothing that names the call, so it goes to
-the one call in flight. With several in flight, the question waits until the others
-have finished (the asking call cannot finish before it is answered); if they do not
-finish in time it is refused, rather than shown to the wrong call or another run's
-human.
+Which call a question (or a sampling request) belongs to: on a 2026 connection the
+SDK asks from inside the call's own task, so a context variable says exactly; a 2025
+server sends ``elicitation/create`` on the session with nothing that names the call,
+so it goes to the one call in flight. With several in flight, the question waits until
+the others have finished (the asking call cannot finish before it is answered); if
+they do not finish in time it is refused, rather than shown to the wrong call or
+another run's human.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from ..call import Cancelled, ToolError, ToolResult
 from ..context import ToolContext
 from ..elicitation import InputAnswer, InputRequest, InputRequired
 from ._convert import fraction, progress_text, to_result
+from ._sampling import Sampling, refusal, refused, sample
 from ._session import why
 
 _ROUTE: ContextVar[Route | None] = ContextVar("callwright_mcp_route", default=None)
@@ -60,6 +62,8 @@ class Route:
     task: asyncio.Task[types.CallToolResult] | None = None
     open: Question | None = None
     """The question the call waits on while parked."""
+    samples: int = 0
+    """Sampling requests the server made during the call."""
 
     async def progress(self, progress: float, total: float | None, message: str | None) -> None:
         """The SDK's progress callback: the current run's ``ctx.progress`` (a resumed
@@ -74,9 +78,10 @@ Broken = Callable[[Client], Awaitable[None]]
 class Calls:
     """The calls of one MCP server's session: in flight, and parked on a question."""
 
-    def __init__(self, server: str, input_timeout: float) -> None:
+    def __init__(self, server: str, input_timeout: float, sampling: Sampling | None = None) -> None:
         self.server = server
         self.input_timeout = input_timeout
+        self.sampling = sampling
         self.routes: list[Route] = []
         self.parked: dict[str, Route] = {}
 
@@ -101,6 +106,25 @@ class Calls:
             return types.ElicitResult(action="cancel")
         content = answer.content if answer.action == "accept" else None
         return types.ElicitResult(action=answer.action, content=content)
+
+    # --- the session's sampling callback (when sampling is served) -----------------------
+
+    async def sample(
+        self, context: Any, params: types.CreateMessageRequestParams
+    ) -> types.CreateMessageResult | types.ErrorData:
+        """Answer with the model of the run whose call the server works on (``_sampling``)."""
+        route = _ROUTE.get() or await self._sole_route()
+        if route is None or self.sampling is None:
+            return refused("the client cannot tell which of its running tool calls asks")
+        bad = refusal(params)
+        if bad is not None:
+            return bad
+        if route.samples >= self.sampling.max_requests:
+            return refused(
+                f"this tool call has made its {self.sampling.max_requests} sampling requests"
+            )
+        route.samples += 1
+        return await sample(route.ctx, params, self.sampling)
 
     async def _sole_route(self) -> Route | None:
         """The one call in flight that could have asked, once the others are done."""

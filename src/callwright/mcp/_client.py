@@ -5,7 +5,8 @@ again before the next run once the server says its list changed. A call to one o
 them is an ordinary call: streamed arguments, approval (by the tool's hints unless
 ``requires_approval`` says otherwise), progress to ``ctx.progress``, cancellation
 passed on to the server, a timeout, error results the model can read, and the
-server's questions (elicitation) put to the human through the run's pause.
+server's questions (elicitation) put to the human through the run's pause. Sampling
+is served only when asked for (``sampling=``, see ``_sampling``).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from ..tool import Executor, Tool
 from ..toolbox import ToolsetUnavailable
 from ._calls import Calls
 from ._convert import ApprovalRule, model_name, to_tool
+from ._sampling import Sampling
 from ._session import Connection, why
 
 log = logging.getLogger("callwright.mcp")
@@ -76,6 +78,9 @@ class MCPServer:
     input_timeout: float = 600.0
     """Seconds a call waits for a human's answer to its server's question; then the
     server is told the human cancelled."""
+    sampling: Sampling | bool = False
+    """Let the server sample the run's model (``sampling/createMessage``), bounded by a
+    ``Sampling`` (True: its defaults). Off: the capability is not declared."""
     listed: dict[str, types.Tool] = field(default_factory=dict, init=False, repr=False)
     """The MCP tools of the last listing, by the name the model calls them (their
     annotations and schemas as the server gave them, for ``callwright tools``)."""
@@ -89,7 +94,8 @@ class MCPServer:
         if (self.process is None) == (self.url is None):
             raise ValueError("an MCPServer needs a command (MCPServer.stdio) or a URL (.http)")
         self._connection = Connection(self.name, self._client, self._watch)
-        self._calls = Calls(self.name, self.input_timeout)
+        limits = Sampling() if self.sampling is True else self.sampling or None
+        self._calls = Calls(self.name, self.input_timeout, limits)
 
     @classmethod
     def stdio(
@@ -204,6 +210,7 @@ class MCPServer:
         return Client(
             self._transport(),
             elicitation_callback=self._calls.elicit,
+            sampling_callback=self._calls.sample if self._calls.sampling else None,
             message_handler=self._on_message,
             client_info=_client_info(),
             cache=None,

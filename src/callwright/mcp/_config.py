@@ -6,7 +6,8 @@
 
 Each entry becomes an ``MCPServer`` named after its key. callwright's own options go
 beside them: ``prefix``, ``requiresApproval`` (true, false, or absent for the tool
-hints) and ``timeout`` (seconds).
+hints), ``timeout`` (seconds) and ``sampling`` (true, or ``{"maxTokens": N,
+"maxRequests": M}``: the server may use the run's model, see ``Sampling``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ._client import MCPServer
+from ._sampling import Sampling
 
 
 class MCPConfigError(ValueError):
@@ -41,6 +43,8 @@ def _server(name: str, entry: Any) -> MCPServer:
         options["requires_approval"] = entry["requiresApproval"]
     if isinstance(entry.get("timeout"), int | float):
         options["timeout"] = float(entry["timeout"])
+    if "sampling" in entry:
+        options["sampling"] = _sampling(name, entry["sampling"])
     if isinstance(entry.get("command"), str):
         args = entry.get("args", [])
         env = entry.get("env")
@@ -55,3 +59,18 @@ def _server(name: str, entry: Any) -> MCPServer:
             raise MCPConfigError(f"mcpServers.{name}.headers must be an object")
         return MCPServer.http(entry["url"], headers, **options)
     raise MCPConfigError(f"mcpServers.{name} needs a command (stdio) or a url (streamable HTTP)")
+
+
+def _sampling(name: str, value: Any) -> Sampling | bool:
+    if isinstance(value, bool):
+        return value
+    default = Sampling()
+    limits = value if isinstance(value, dict) else None
+    tokens = limits.get("maxTokens", default.max_tokens) if limits is not None else None
+    requests = limits.get("maxRequests", default.max_requests) if limits is not None else None
+    if not (isinstance(tokens, int) and tokens > 0 and isinstance(requests, int) and requests > 0):
+        raise MCPConfigError(
+            f'mcpServers.{name}.sampling is true, false or {{"maxTokens": N, "maxRequests": M}} '
+            "(positive integers)"
+        )
+    return Sampling(max_tokens=tokens, max_requests=requests)
