@@ -116,6 +116,14 @@ class PostgresServer:
         """A new empty database's URL: a test's rows are not another's."""
         return self.create_database(f"t_{uuid.uuid4().hex[:16]}")
 
+    def drop_database(self, url: str) -> None:
+        """Drop a database made by ``fresh_database`` (ending connections left open)."""
+        import psycopg
+
+        name = url.rsplit("/", 1)[1]
+        with psycopg.connect(self.database_url("postgres"), autocommit=True) as db:
+            db.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
     def close(self) -> None:
         with contextlib.suppress(subprocess.CalledProcessError, subprocess.TimeoutExpired):
             self.stop()
@@ -145,6 +153,9 @@ class PostgresUrl(str):
     def fresh_database(self) -> str:
         return self.server.fresh_database()
 
+    def drop_database(self, url: str) -> None:
+        self.server.drop_database(url)
+
 
 def journal_target_for(backend: str, request: Any, directory: Path) -> str:
     """Where a journal of ``backend`` is opened (``open_journal``): a new file in
@@ -154,3 +165,10 @@ def journal_target_for(backend: str, request: Any, directory: Path) -> str:
         return str(directory / "journal.db")
     url: PostgresUrl = request.getfixturevalue("postgres_url")
     return url.fresh_database()
+
+
+def drop_journal_target(target: str, request: Any) -> None:
+    """Drop a Postgres target of ``journal_target_for`` (a file goes with its temp dir)."""
+    if target.startswith("postgresql://"):
+        url: PostgresUrl = request.getfixturevalue("postgres_url")
+        url.drop_database(target)

@@ -8,7 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from _postgres import BACKENDS, PostgresServer, PostgresUrl, journal_target_for
+from _postgres import (
+    BACKENDS,
+    PostgresServer,
+    PostgresUrl,
+    drop_journal_target,
+    journal_target_for,
+)
 
 
 @pytest.fixture(scope="session")
@@ -23,6 +29,9 @@ def postgres_url() -> Iterator[PostgresUrl]:
 
 
 @pytest.fixture(params=BACKENDS)
-def journal_target(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A journal's target on each backend in turn (a test using it runs on both)."""
-    return journal_target_for(request.param, request, tmp_path)
+def journal_target(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A journal's target on each backend in turn (a test using it runs on both); a
+    Postgres database is dropped after the test."""
+    target = journal_target_for(request.param, request, tmp_path)
+    yield target
+    drop_journal_target(target, request)

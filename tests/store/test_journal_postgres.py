@@ -33,8 +33,10 @@ from callwright.store import (
 
 
 @pytest.fixture
-def url(postgres_url: PostgresUrl) -> str:
-    return postgres_url.fresh_database()
+def url(postgres_url: PostgresUrl) -> Iterator[str]:
+    fresh = postgres_url.fresh_database()
+    yield fresh
+    postgres_url.drop_database(fresh)
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from _postgres import BACKENDS, journal_target_for
+from _postgres import BACKENDS, drop_journal_target, journal_target_for
 from callwright import Agent, Decision, Tool, ToolResultMessage, UserMessage, batched, tool
 from callwright.messages import AssistantMessage
 from callwright.models import ModelRequest, ScriptedModel, call
@@ -85,6 +85,7 @@ def env(
     with serve_app(app) as server, httpx.Client(base_url=server.url, timeout=30) as http:
         yield Env(server.url, journal, http)
     journal.close()
+    drop_journal_target(target, request)
 
 
 def agui(thread: str, text: str | None = "hello", **extra: Any) -> dict[str, Any]:

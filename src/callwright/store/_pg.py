@@ -19,7 +19,7 @@ import functools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ._schema import TABLES, V2_TABLES
+from ._schema import RUNNING_INDEX, TABLES, V2_TABLES
 from ._sql import Cursor
 
 if TYPE_CHECKING:
@@ -137,6 +137,7 @@ def prepare(db: PgDb) -> None:
             if statement.strip():
                 db.execute(statement)
         db.execute("ALTER TABLE owners ADD COLUMN IF NOT EXISTS taken_by TEXT")
+        db.execute(RUNNING_INDEX)
     except BaseException:
         if db.in_transaction:
             db.execute("ROLLBACK")

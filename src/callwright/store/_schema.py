@@ -2,7 +2,8 @@
 
 ``PRAGMA user_version`` holds the layout: 0 is an empty file or the first
 layout (no principals, owners or segment ids), 2 is this one (a file of layout 2
-whose owners cannot be taken over yet gets ``owners.taken_by`` when opened). Migrating
+whose owners cannot be taken over yet gets ``owners.taken_by`` and the index of running
+segments when opened). Migrating
 adds the
 new columns (existing rows belong to the principal ``""``), gives segments an id
 and keys the event log by it (a row per chunk of frames, not per frame); a run id
@@ -60,6 +61,11 @@ CREATE TABLE IF NOT EXISTS owners (
     taken_by TEXT);
 """
 
+RUNNING_INDEX = (
+    "CREATE INDEX IF NOT EXISTS segments_running ON segments (owner) WHERE status = 'running'"
+)
+"""The running segments by owner (what recovery and take-over look up on every beat)."""
+
 _ADDED_COLUMNS = [
     ("threads", "principal TEXT NOT NULL DEFAULT ''"),
     ("runs", "principal TEXT NOT NULL DEFAULT ''"),
@@ -88,13 +94,14 @@ def prepare(wrapped: SQLiteDb) -> None:
     db.execute("PRAGMA journal_mode=WAL")
     db.execute("PRAGMA synchronous=NORMAL")
     version = db.execute("PRAGMA user_version").fetchone()[0]
-    if version >= VERSION and "taken_by" in _columns(db, "owners"):
+    if version >= VERSION and _current(db):
         return
     db.execute("BEGIN IMMEDIATE")
     try:
         version = db.execute("PRAGMA user_version").fetchone()[0]  # another process may have
         if version >= VERSION:
             _add_columns(db)
+            db.execute(RUNNING_INDEX)
         else:
             legacy = version < 2 and _has_table(db, "segments")
             if legacy:
@@ -104,6 +111,7 @@ def prepare(wrapped: SQLiteDb) -> None:
                 _migrate_segments_and_events(db)
             _run_script(db, V2_TABLES)
             _add_columns(db)
+            db.execute(RUNNING_INDEX)
             db.execute(f"PRAGMA user_version={VERSION}")
     except BaseException:
         db.execute("ROLLBACK")
@@ -116,6 +124,14 @@ def _run_script(db: sqlite3.Connection, script: str) -> None:
     for statement in script.split(";"):
         if statement.strip():
             db.execute(statement)
+
+
+def _current(db: sqlite3.Connection) -> bool:
+    """Whether a file of this layout has what was added to it since (see the docstring)."""
+    index = db.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'segments_running'"
+    ).fetchone()
+    return index is not None and "taken_by" in _columns(db, "owners")
 
 
 def _has_table(db: sqlite3.Connection, name: str) -> bool:
