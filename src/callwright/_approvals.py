@@ -58,6 +58,8 @@ class ThreadApprovals:
     """The tools a human allowed for the rest of one thread; the thread's later calls of
     them are approved automatically. At most ``limit`` tools: the oldest is forgotten
     first, so a client cannot grow it without bound (and a forgotten tool only asks again).
+    A bounded, insertion-ordered set is a few lines over ``OrderedDict``: no cache
+    library is needed for it.
     """
 
     def __init__(self, tools: Iterable[str] = (), *, limit: int = 256) -> None:

@@ -63,7 +63,8 @@ class Lease:
 class RememberedApprovals:
     """Each thread's ``ThreadApprovals``, bounded: at most ``threads`` threads (the least
     recently used is forgotten first) of at most ``per_thread`` tools each. A forgotten
-    approval only means a human is asked again."""
+    approval only means a human is asked again. An ``OrderedDict`` is the whole LRU: no
+    cache library earns its place for it."""
 
     def __init__(self, threads: int = 10_000, per_thread: int = 64) -> None:
         if threads < 1 or per_thread < 1:
