@@ -1,10 +1,12 @@
-"""What only Postgres has: several processes writing one journal at once.
+"""Several processes on one journal: taking a gone owner's runs over, and races.
 
-Two journals on one database stand for two processes (two owner ids): they race
-``begin`` on one thread, ``claim`` on one gone owner; and a gone owner's segment is
-continued elsewhere (``reopen``) with its history rebuilt as recovery would, but
-left running. The server stopped mid-run stops the run with ``JournalUnavailable``
-(not a hang), and the journal works again once the server is back.
+Two journals on one database stand for two processes (two owner ids). On both
+backends: a gone owner's segment is continued elsewhere (``reopen``) with its
+history rebuilt as recovery would, but left running; a claimed owner whose claimer
+died can be claimed again. Only on Postgres (several writers at once): two
+processes race ``begin`` on one thread and ``claim`` on one gone owner; the server
+stopped mid-run stops the run with ``JournalUnavailable`` (not a hang), and the
+journal works again once the server is back.
 """
 
 from __future__ import annotations
@@ -23,29 +25,24 @@ from callwright.messages import AssistantMessage, ToolResultMessage, UserMessage
 from callwright.models import ScriptedModel, call
 from callwright.store import (
     JournalUnavailable,
-    PostgresJournal,
     Recorder,
     Rejected,
+    SQLJournal,
     begin_journaled,
     open_journal,
     start_journaled,
 )
 
-
-@pytest.fixture
-def url(postgres_url: PostgresUrl) -> Iterator[str]:
-    fresh = postgres_url.fresh_database()
-    yield fresh
-    postgres_url.drop_database(fresh)
+POSTGRES_ONLY = pytest.mark.parametrize("journal_target", ["postgres"], indirect=True)
+"""SQLite has one writer at a time: there is no race to lose."""
 
 
 @pytest.fixture
-def journals(url: str) -> Iterator[Callable[..., PostgresJournal]]:
-    opened: list[PostgresJournal] = []
+def journals(journal_target: str) -> Iterator[Callable[..., SQLJournal]]:
+    opened: list[SQLJournal] = []
 
-    def make(**options: Any) -> PostgresJournal:
-        journal = open_journal(url, **options)
-        assert isinstance(journal, PostgresJournal)
+    def make(**options: Any) -> SQLJournal:
+        journal = open_journal(journal_target, **options)
         opened.append(journal)
         return journal
 
@@ -54,7 +51,7 @@ def journals(url: str) -> Iterator[Callable[..., PostgresJournal]]:
         journal.close()
 
 
-def serving(journal: PostgresJournal) -> str:
+def serving(journal: SQLJournal) -> str:
     """Make the journal an owner (as a server's first write does) and wait for its lease."""
 
     async def written() -> None:
@@ -89,8 +86,9 @@ def race(*calls: Callable[[], Any]) -> list[Any]:
     return results
 
 
+@POSTGRES_ONLY
 def test_two_processes_racing_begin_on_one_thread_one_wins(
-    journals: Callable[..., PostgresJournal],
+    journals: Callable[..., SQLJournal],
 ) -> None:
     a, b = journals(owner_id="replica-a"), journals(owner_id="replica-b")
     serving(a), serving(b)
@@ -107,8 +105,9 @@ def test_two_processes_racing_begin_on_one_thread_one_wins(
         assert len(a.snapshot()["segments"]) == n + 1
 
 
+@POSTGRES_ONLY
 def test_a_gone_owner_is_claimed_by_exactly_one(
-    journals: Callable[..., PostgresJournal],
+    journals: Callable[..., SQLJournal],
 ) -> None:
     gone = journals(owner_id="executor-gone")
     serving(gone)
@@ -126,7 +125,7 @@ def test_a_gone_owner_is_claimed_by_exactly_one(
 
 
 def test_a_claimed_owner_whose_claimer_died_can_be_claimed_again(
-    journals: Callable[..., PostgresJournal],
+    journals: Callable[..., SQLJournal],
 ) -> None:
     gone = journals(owner_id="dead-1")
     serving(gone)
@@ -184,7 +183,7 @@ def crash_agent() -> Agent:
     )
 
 
-async def crash_midway(journal: PostgresJournal, agent: Agent) -> Recorder:
+async def crash_midway(journal: SQLJournal, agent: Agent) -> Recorder:
     """Run until a finished and b, c started; d never started. The process then dies."""
     run, rec = start_journaled(journal, agent, "t", "r1", [UserMessage("go")], [])
     async for e in run.events():
@@ -197,7 +196,7 @@ async def crash_midway(journal: PostgresJournal, agent: Agent) -> Recorder:
 
 
 async def test_reopen_continues_a_gone_owners_segment_here(
-    journals: Callable[..., PostgresJournal],
+    journals: Callable[..., SQLJournal],
 ) -> None:
     calls.clear()
     agent = crash_agent()
@@ -245,8 +244,9 @@ async def test_reopen_continues_a_gone_owners_segment_here(
     assert heir.reopen("r1", set()) is None  # finished
 
 
+@POSTGRES_ONLY
 async def test_a_stopped_server_stops_the_run_then_the_journal_comes_back(
-    postgres_url: PostgresUrl, journals: Callable[..., PostgresJournal]
+    postgres_url: PostgresUrl, journals: Callable[..., SQLJournal]
 ) -> None:
     """The server stopped between two writes: the run's next durable write raises
     ``JournalUnavailable`` at once, and after a restart the journal reconnects."""
