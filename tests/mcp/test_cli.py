@@ -226,3 +226,50 @@ def test_run_without_a_terminal_cancels_the_question(tmp_path: Path, everything_
     out = cli("run", "ask me", "--agent", AGENT, "--mcp", servers).stdout
     assert "cancelled trigger-elicitation-request's question: no terminal to answer it" in out
     assert "User cancelled the elicitation dialog" in out.split("Done: ")[1]
+
+
+# --- serve --mcp-path: the gate with the server's options ---------------------------------------
+
+
+def listening(port: int) -> bool:
+    import socket
+
+    with socket.socket() as sock:
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+def test_serve_mcp_path_applies_the_servers_origins_and_hosts(tmp_path: Path) -> None:
+    import socket
+    import time
+
+    import httpx
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = int(sock.getsockname()[1])
+    app = "https://app.example.com"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "callwright.cli", "serve", "--port", str(port), "--mcp-path",
+         "/mcp", "--agent", f"{HERE / 'agent.py'}:make_agent", "--allowed-origin", app],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while not listening(port):
+            assert proc.poll() is None and time.monotonic() < deadline, "serve did not start"
+            time.sleep(0.1)
+        url = f"http://127.0.0.1:{port}/mcp"
+        ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+        accept = {"accept": "application/json, text/event-stream"}
+        with httpx.Client(timeout=30) as http:
+            foreign = http.post(url, json=ping, headers={"origin": "https://evil.example"})
+            rebinding = http.post(url, json=ping, headers={"host": f"evil.example:{port}"})
+            allowed = http.post(url, json=ping, headers={"origin": app, **accept})
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    assert (foreign.status_code, foreign.json()["error"]["code"]) == (403, "origin_not_allowed")
+    assert (rebinding.status_code, rebinding.json()["error"]["code"]) == (400, "invalid_host")
+    assert allowed.headers["access-control-allow-origin"] == app
+    assert allowed.status_code != 403 and allowed.headers["x-content-type-options"] == "nosniff"
