@@ -39,7 +39,7 @@ def worker(args: argparse.Namespace) -> int:
     from .cli import chosen_agent
 
     try:
-        from .durable._workers import run_worker
+        from .durable import run_worker
     except ImportError as exc:
         print(f"callwright worker needs the durable extra ({exc})")
         return 2

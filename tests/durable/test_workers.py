@@ -40,7 +40,8 @@ AGENT = str(Path(__file__).with_name("worker_agent.py")) + ":make_agent"
 RECOVER = """
 import sys
 from dbos import DBOS
-from callwright.durable._workers import dbos_config, recover_executor
+from callwright.durable import recover_executor
+from callwright.durable._crossing import dbos_config
 DBOS(config=dbos_config(sys.argv[1], "recoverer"))
 DBOS.listen_queues([])
 DBOS.launch()

@@ -6,7 +6,8 @@ Needs the ``durable`` extra (``dbos``, ``psycopg``). See DEPLOY.md.
 
 from ._engine import DurableRuntime, new_executor_id
 from ._segment import SegmentSpec
-from ._workers import ToolWorkers, recover_executor, run_worker, use_tool_workers
+from ._worker import recover_executor, run_worker
+from ._workers import ToolWorkers, use_tool_workers
 
 __all__ = [
     "DurableRuntime",

@@ -1,0 +1,113 @@
+"""What crosses the process boundary between the web side and tool workers: the
+queue's and workflow's names, a call's workflow id, and outcomes as plain data (a
+``ToolError`` comes back as the same kind with the same text for the model)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..call import (
+    Cancelled,
+    Denied,
+    Interrupted,
+    InvalidArgs,
+    Skipped,
+    TimedOut,
+    ToolError,
+    ToolNotFound,
+    ToolResult,
+)
+
+TOOLS_QUEUE = "callwright-tools"
+"""The DBOS queue tool workers listen to; web replicas must not listen to it."""
+TOOL_WORKFLOW = "callwright.tool"
+"""The workflow that runs one tool call on a worker."""
+PROGRESS_STREAM = "progress"
+"""The workflow stream that carries a call's progress and partial outputs."""
+POLL_SECONDS = 0.1
+"""How often a worker polls its queue and its calls' cancellation, and the web side a
+call's stream on SQLite."""
+NOTIFIED_POLL_SECONDS = 1.0
+"""On Postgres the web side is woken by LISTEN/NOTIFY when a worker writes to a call's
+stream; it reads again at this interval only in case a notification was lost."""
+DEFAULT_CONCURRENCY = 8
+"""Calls one worker runs at once, unless told otherwise."""
+
+
+def workflow_id(run_id: str, call_id: str) -> str:
+    """The workflow id of one call: the same on a retried or recovered enqueue."""
+    return f"tool:{run_id}:{call_id}"
+
+
+def dbos_config(database_url: str, executor_id: str) -> Any:
+    """The DBOS configuration a callwright process launches with: one application name
+    for replicas and workers, so they share queues and see each other's workflows."""
+    return {
+        "name": "callwright",
+        "system_database_url": database_url,
+        "executor_id": executor_id,
+        "log_level": "WARNING",
+    }
+
+
+_KINDS: dict[str, Callable[[dict[str, Any]], ToolError]] = {
+    "failed": lambda e: ToolError(e["message"]),
+    "invalid-args": lambda e: InvalidArgs(e["message"]),
+    "cancelled": lambda e: Cancelled(e["message"]),
+    "interrupted": lambda e: Interrupted(e["message"]),
+    "denied": lambda e: Denied(e["message"]),
+    "skipped": lambda e: Skipped(e["message"]),
+    "timed-out": lambda e: TimedOut(float(e.get("seconds") or 0)),
+    "not-found": lambda e: ToolNotFound(e["message"], list(e.get("available") or [])),
+}
+
+
+class RelayedToolError(ToolError):
+    """A worker's ``ToolError`` of a kind callwright does not define (a tool's own
+    subclass): the same kind and the same text for the model."""
+
+    def __init__(self, kind: str, message: str, text: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.text = text
+
+    def model_text(self) -> str:
+        """The text the worker's error gave the model."""
+        return self.text
+
+
+def error_payload(error: ToolError) -> dict[str, Any]:
+    """A ``ToolError`` as plain data for the workflow's output."""
+    payload: dict[str, Any] = {
+        "kind": error.kind,
+        "message": error.message,
+        "text": error.model_text(),
+    }
+    if isinstance(error, TimedOut):
+        payload["seconds"] = error.seconds
+    if isinstance(error, ToolNotFound):
+        payload["available"] = error.available
+    return {"error": payload}
+
+
+def error_from_payload(payload: dict[str, Any]) -> ToolError:
+    """The same kind of ``ToolError`` again, or a ``RelayedToolError`` with its text."""
+    make = _KINDS.get(payload["kind"])
+    if make is not None:
+        error = make(payload)
+        if error.model_text() == payload["text"]:
+            return error
+    return RelayedToolError(payload["kind"], payload["message"], payload["text"])
+
+
+def result_payload(result: ToolResult) -> dict[str, Any]:
+    return {"ok": {"content": result.content, "details": result.details, "text": result.text}}
+
+
+def outcome(payload: dict[str, Any]) -> ToolResult:
+    """The call's result from the workflow's output; raises the relayed ``ToolError``."""
+    if "error" in payload:
+        raise error_from_payload(payload["error"])
+    ok = payload["ok"]
+    return ToolResult(ok["content"], ok.get("details"), ok.get("text"))

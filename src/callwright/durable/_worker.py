@@ -1,0 +1,313 @@
+"""The worker side of tool workers: ``run_worker`` and the ``callwright.tool`` workflow.
+
+At most once unless idempotent: DBOS steps are at-least-once, so the workflow's
+first step only marks the attempt. A worker that dies mid-tool leaves the workflow
+PENDING with that mark recorded; when it is recovered (on a restart with the same
+executor id, or by ``recover_executor`` from another process), the replayed mark
+says the tool had started, and the tool step answers ``Interrupted`` instead of
+running the tool again, unless the worker's tool is idempotent.
+
+The workflow is registered wherever this module is imported (``callwright.durable``
+imports it): DBOS versions an application by its workflows' source, and replicas
+and workers must agree on it to share queues and recover each other's work.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import os
+import signal
+import socket
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from dbos import DBOS
+
+from ..call import Cancelled, Interrupted, ToolError, ToolNotFound
+from ..context import CancelToken, RunScope, ToolContext
+from ..elicitation import InputRequired
+from ..state import RunState
+from ..tool import Tool, as_result
+from ..usage import Usage
+from ._crossing import (
+    DEFAULT_CONCURRENCY,
+    POLL_SECONDS,
+    PROGRESS_STREAM,
+    TOOL_WORKFLOW,
+    TOOLS_QUEUE,
+    dbos_config,
+    error_payload,
+    result_payload,
+)
+
+if TYPE_CHECKING:
+    from ..run import Agent
+
+
+@dataclass(frozen=True, slots=True)
+class _Host:
+    """What this process's ``callwright.tool`` workflows run with."""
+
+    agent: Agent[Any, Any]
+    deps: Any
+    grace: float
+
+
+_host: _Host | None = None
+"""Set by ``run_worker``: DBOS is one per process, and so is the agent it serves."""
+
+
+class _Attempt:
+    """Whether this execution of the workflow ran its first step or replayed it."""
+
+    def __init__(self) -> None:
+        self.first = False
+
+    async def begin(self) -> bool:
+        self.first = True
+        return True
+
+
+@DBOS.workflow(name=TOOL_WORKFLOW)
+async def tool_workflow(request: dict[str, Any]) -> dict[str, Any]:
+    """One call on a worker: mark the attempt, then run the tool (or say it was
+    interrupted, when a recovered attempt finds the mark already there)."""
+    attempt = _Attempt()
+    await DBOS.run_step_async({"name": "callwright.tool.begin"}, attempt.begin)
+    result: dict[str, Any] = await DBOS.run_step_async(
+        {"name": "callwright.tool.run"}, _carry_out, request, attempt.first
+    )
+    return result
+
+
+async def _carry_out(request: dict[str, Any], first: bool) -> dict[str, Any]:
+    """The tool step; its stream is closed at the end, which wakes the web side's reader
+    at once (the end of a workflow alone is not notified)."""
+    try:
+        return await _outcome(request, first)
+    finally:
+        with contextlib.suppress(Exception):
+            await DBOS.close_stream_async(PROGRESS_STREAM)
+
+
+async def _outcome(request: dict[str, Any], first: bool) -> dict[str, Any]:
+    host = _host
+    if host is None:
+        return error_payload(ToolError("no tool worker runs in the process that took the call"))
+    toolbox = host.agent.toolbox
+    tool = toolbox.get(request["name"])
+    if tool is None and toolbox.toolsets:
+        await toolbox.ready()
+        tool = toolbox.get(request["name"])
+    executor = toolbox.executor_for(tool) if tool is not None else None
+    if tool is None or executor is None:
+        return error_payload(ToolNotFound(request["name"], toolbox.names))
+    if not first and not tool.idempotent:
+        return error_payload(Interrupted())
+    try:
+        validated = tool.validate(request["arguments"])
+    except ToolError as exc:
+        return error_payload(exc)
+    return await _run_tool(host, tool, executor, validated, request)
+
+
+async def _run_tool(
+    host: _Host, tool: Tool, executor: Any, validated: Any, request: dict[str, Any]
+) -> dict[str, Any]:
+    """The tool's task beside a stream writer and a watch for the workflow's cancel."""
+    stream = _Stream()
+    token = CancelToken()
+    ctx = ToolContext(
+        request["call_id"],
+        tool.name,
+        token,
+        _scope(host, request, token),
+        dict(request.get("meta") or {}),
+        stream.progress,
+        stream.update,
+        scope=dict(request.get("scope") or {}),
+    )
+    task = asyncio.create_task(executor(validated, ctx if tool.uses_context else None))
+    wf = DBOS.workflow_id
+    assert wf is not None
+    watch = asyncio.create_task(
+        _watch_cancel(wf, token, task, host.grace), context=contextvars.Context()
+    )
+    try:
+        await asyncio.wait({task})
+    finally:
+        watch.cancel()
+        await stream.close()
+    if task.cancelled():
+        return error_payload(Cancelled(token.reason))
+    error = task.exception()
+    if error is None:
+        return result_payload(as_result(task.result()))
+    if isinstance(error, ToolError):
+        return error_payload(error)
+    if isinstance(error, InputRequired):
+        return error_payload(ToolError("a tool on a worker cannot ask a human for input"))
+    return error_payload(ToolError(str(error) or type(error).__name__))
+
+
+def _scope(host: _Host, request: dict[str, Any], cancel: CancelToken) -> RunScope[Any]:
+    return RunScope(
+        run_id=request.get("run_id") or "",
+        thread_id=request.get("thread_id") or "",
+        toolbox=host.agent.toolbox,
+        state=RunState(),
+        deps=host.deps,
+        cancel=cancel,
+        usage=Usage(),
+        model=host.agent.model,
+    )
+
+
+async def _watch_cancel(wf: str, token: CancelToken, task: asyncio.Task[Any], grace: float) -> None:
+    """Once the workflow is cancelled, cancel the tool's token, and its task when the
+    tool has not stopped within the grace."""
+    await _cancellations().wait(wf)
+    token.cancel("cancelled")
+    await asyncio.sleep(grace)
+    task.cancel()
+
+
+class _Cancellations:
+    """Which of this worker's running calls were cancelled: one status query for all of
+    them per poll, rather than one per call (DBOS's own preemptible steps do the same,
+    but cancel the step's task at once, leaving the tool no grace to stop by itself)."""
+
+    def __init__(self) -> None:
+        self._waiting: dict[str, list[asyncio.Future[None]]] = {}
+        self._poller: asyncio.Task[None] | None = None
+
+    async def wait(self, wf: str) -> None:
+        future = asyncio.get_running_loop().create_future()
+        self._waiting.setdefault(wf, []).append(future)
+        if self._poller is None or self._poller.done():
+            self._poller = asyncio.create_task(self._poll(), context=contextvars.Context())
+        try:
+            await future
+        finally:
+            futures = self._waiting.get(wf, [])
+            if future in futures:
+                futures.remove(future)
+            if not futures:
+                self._waiting.pop(wf, None)
+
+    async def _poll(self) -> None:
+        while self._waiting:
+            await asyncio.sleep(POLL_SECONDS)
+            ids = list(self._waiting)
+            try:
+                cancelled = await DBOS.list_workflows_async(
+                    workflow_ids=ids, status="CANCELLED", load_input=False, load_output=False
+                )
+            except Exception:  # a database blip: look again
+                continue
+            for status in cancelled:
+                for future in self._waiting.get(status.workflow_id, []):
+                    if not future.done():
+                        future.set_result(None)
+
+
+_watch: dict[asyncio.AbstractEventLoop, _Cancellations] = {}
+
+
+def _cancellations() -> _Cancellations:
+    """The watch of the running loop (DBOS runs a worker's workflows on one loop)."""
+    loop = asyncio.get_running_loop()
+    if loop not in _watch:
+        _watch.clear()  # a loop before this one is closed: nothing of it is waited on
+        _watch[loop] = _Cancellations()
+    return _watch[loop]
+
+
+class _Stream:
+    """Writes progress and partial outputs to the workflow's stream, in order, from the
+    tool's task or its thread (a sync tool reports from a tool thread)."""
+
+    def __init__(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._thread = threading.get_ident()
+        self._queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+        self._pump = asyncio.create_task(self._write())
+
+    def _put(self, item: dict[str, Any] | None) -> None:
+        if threading.get_ident() == self._thread:
+            self._queue.put_nowait(item)
+        else:
+            self._loop.call_soon_threadsafe(self._queue.put_nowait, item)
+
+    def progress(self, text: str, fraction: float | None) -> None:
+        self._put({"kind": "progress", "text": text, "fraction": fraction})
+
+    def update(self, partial: Any) -> None:
+        self._put({"kind": "update", "value": partial})
+
+    async def _write(self) -> None:
+        while (item := await self._queue.get()) is not None:
+            with contextlib.suppress(Exception):  # progress is best effort; the result is not
+                await DBOS.write_stream_async(PROGRESS_STREAM, item)
+
+    async def close(self) -> None:
+        """Write what is queued, so every progress item comes before the result."""
+        self._queue.put_nowait(None)
+        await self._pump
+
+
+def recover_executor(executor_id: str) -> list[str]:
+    """Have the tool calls of a worker that died for good run again on live workers (they
+    go back on the queue; a call that had started answers interrupted unless its tool is
+    idempotent). Needs DBOS launched in the calling process. Returns the workflow ids."""
+    handles = DBOS._recover_pending_workflows([executor_id])
+    return [handle.get_workflow_id() for handle in handles]
+
+
+def default_executor_id() -> str:
+    return f"worker-{socket.gethostname()}-{os.getpid()}"
+
+
+def run_worker(
+    agent: Agent[Any, Any],
+    database_url: str,
+    *,
+    executor_id: str | None = None,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    deps: Any = None,
+    grace: float = 5.0,
+    ready: Callable[[], None] | None = None,
+) -> None:
+    """Serve the tools queue until SIGTERM or SIGINT (call it from the main thread).
+
+    Launching DBOS recovers this executor id's unfinished calls, so a worker restarted
+    with the same ``executor_id`` picks up its own. ``concurrency`` is the queue's
+    per-worker limit; DBOS keeps it on the queue, so the last worker started sets it
+    for all. The tools get ``deps`` (default: the agent's own ``deps``); ``grace`` is
+    how long a cancelled tool may take to stop before its task is cancelled.
+    """
+    global _host
+    _host = _Host(agent, deps if deps is not None else agent.deps, grace)
+    DBOS(config=dbos_config(database_url, executor_id or default_executor_id()))
+    DBOS.listen_queues([TOOLS_QUEUE])
+    stop = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stop.set())
+    try:
+        DBOS.launch()
+        DBOS.register_queue(
+            TOOLS_QUEUE,
+            worker_concurrency=concurrency,
+            polling_interval_sec=POLL_SECONDS,
+            on_conflict="always_update",
+        )
+        if ready is not None:
+            ready()
+        stop.wait()
+    finally:
+        DBOS.destroy(destroy_registry=False)
+        _host = None
