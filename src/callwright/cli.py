@@ -260,7 +260,9 @@ def _journal(args: argparse.Namespace, agent: Agent) -> tuple[Any, Any]:
             retention_days=args.retention_days,
         )
     except Exception as exc:  # the URL may hold a password: name the error, not the URL
-        raise JournalError(f"--database: cannot open the run journal ({type(exc).__name__})")
+        raise JournalError(
+            f"--database: cannot open the run journal ({type(exc).__name__})"
+        ) from None
     return journal, DurableRuntime(agent, journal, args.database, executor)
 
 
@@ -335,7 +337,8 @@ def _export_telemetry(args: argparse.Namespace, console: Any) -> Callable[[], No
 async def run_prompt(args: argparse.Namespace, console: Any) -> int:
     from ._terminal import TerminalRun
 
-    return await TerminalRun(chosen_agent(args), console, yes=args.yes)(args.prompt)
+    async with chosen_agent(args) as agent:  # closes its MCP sessions (stdio servers exit)
+        return await TerminalRun(agent, console, yes=args.yes)(args.prompt)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -129,7 +129,9 @@ async def _stream(
                     text, stop = cut
                     break
     finally:
-        await events.aclose()  # a cut stream stops generating
+        close = getattr(events, "aclose", None)
+        if close is not None:
+            await close()  # a cut stream stops generating
     if finished is None:
         finished = Usage(output_tokens=-(-len(text) // CHARS_PER_TOKEN), requests=1)
     return text, stop, finished, None
