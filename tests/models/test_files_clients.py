@@ -9,6 +9,7 @@ part. Each test asserts on the exact body the model server received, on the refu
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import subprocess
@@ -264,3 +265,25 @@ def test_the_journal_keeps_the_image_for_the_next_turn(replay: Any, tmp_path: Pa
         {"role": "user", "content": "And now?"},
     ]
     assert history[0].files == [FilePart("image/png", data=PNG, filename="dot.png")]  # type: ignore[union-attr]
+
+
+def test_the_journal_keeps_a_file_larger_than_its_text_cap_whole(
+    replay: Any, tmp_path: Path
+) -> None:
+    answer(replay)
+    photo = base64.b64encode(os.urandom(1_500_000)).decode()  # over the 1 MiB text cap
+    journal = SQLiteJournal(str(tmp_path / "runs.db"))
+    agent = Agent(OpenAIModel("gpt-x", base_url=replay.url + "/v1", api_key="k", retry=FAST))
+    part = {"type": "image", "source": {"type": "data", "value": photo, "mimeType": "image/jpeg"}}
+    try:
+        with Server(create_app(agent, journal=journal)) as server:
+            report = drive(
+                "agui1", server.url, [[{"type": "text", "text": "Nice?"}, part]], tmp_path
+            )
+        assert report["runs"][0]["error"] is None, report
+        history = journal.history(report["threadId"])
+    finally:
+        journal.close()
+    assert history[0].files == [FilePart("image/jpeg", data=photo)]  # type: ignore[union-attr]
+    sent = model_messages(replay)[0]["content"][0]
+    assert sent == {"type": "image_url", "image_url": {"url": f"data:image/jpeg;base64,{photo}"}}
