@@ -1,9 +1,12 @@
 """The agent ``callwright run --agent tests/mcp/terminal_agent.py:agent --mcp ...`` runs in
 tests/mcp/test_cli.py: its scripted model calls server-everything's
-``trigger-elicitation-request`` and then says ``Done: <what the tool returned>``."""
+``trigger-elicitation-request`` (or the tool named in ``ASK_TOOL``, with the JSON
+arguments of ``ASK_ARGS``) and then says ``Done: <what the tool returned>``."""
 
 from __future__ import annotations
 
+import json
+import os
 from typing import Any
 
 from callwright import Agent
@@ -17,7 +20,8 @@ def script(request: ModelRequest) -> list[Any]:
     results = [m for m in messages[last_user + 1 :] if isinstance(m, ToolResultMessage)]
     if results:
         return [f"Done: {results[-1].content}"]
-    return [call("trigger-elicitation-request", {})]
+    tool = os.environ.get("ASK_TOOL", "trigger-elicitation-request")
+    return [call(tool, json.loads(os.environ.get("ASK_ARGS", "{}")))]
 
 
 def agent() -> Agent:

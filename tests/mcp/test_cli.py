@@ -119,11 +119,11 @@ def test_tools_names_a_server_it_cannot_reach(tmp_path: Path, everything_entry: 
 AGENT = f"{HERE / 'terminal_agent.py'}:agent"
 
 
-def spawn(tmp_path: Path, servers: str, *extra: str) -> pexpect.spawn:
+def spawn(tmp_path: Path, servers: str, **env: str) -> pexpect.spawn:
     return pexpect.spawn(
         sys.executable,
-        ["-m", "callwright.cli", "run", "ask me", "--agent", AGENT, "--mcp", servers, *extra],
-        env={**os.environ, "COLUMNS": "200"},
+        ["-m", "callwright.cli", "run", "ask me", "--agent", AGENT, "--mcp", servers],
+        env={**os.environ, "COLUMNS": "200", **env},
         encoding="utf-8",
         timeout=60,
         dimensions=(40, 200),
@@ -219,6 +219,21 @@ def test_run_passes_decline_and_cancel_back(
     out = transcript(child)
     assert "← trigger-elicitation-request " in out and said in out
     assert "Done: " in out and said in out.split("Done: ")[1]
+
+
+def test_run_shows_a_url_question_and_accepts_when_done(
+    tmp_path: Path, everything_entry: Any
+) -> None:
+    arguments = {"url": "https://example.com/authorize", "message": "Sign in to go on."}
+    env = {"ASK_TOOL": "trigger-url-elicitation", "ASK_ARGS": json.dumps(arguments)}
+    child = spawn(tmp_path, config(tmp_path, ev=everything_entry()), **env)
+    child.expect(r"Answer, decline or cancel\? \[a/d/c\] ")
+    shown = ANSI.sub("", child.before)
+    assert "trigger-url-elicitation asks: Sign in to go on." in shown
+    assert "open https://example.com/authorize, then answer to go on" in shown
+    child.sendline("a")
+    out = transcript(child)
+    assert "User completed the URL elicitation flow" in out.split("Done: ")[1]
 
 
 def test_run_without_a_terminal_cancels_the_question(tmp_path: Path, everything_entry: Any) -> None:
