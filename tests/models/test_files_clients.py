@@ -287,3 +287,17 @@ def test_the_journal_keeps_a_file_larger_than_its_text_cap_whole(
     assert history[0].files == [FilePart("image/jpeg", data=photo)]  # type: ignore[union-attr]
     sent = model_messages(replay)[0]["content"][0]
     assert sent == {"type": "image_url", "image_url": {"url": f"data:image/jpeg;base64,{photo}"}}
+
+
+def test_a_file_the_provider_cannot_take_is_a_run_error_the_client_shows(
+    served: Server, replay: Any, tmp_path: Path
+) -> None:
+    hosted_pdf = {
+        "type": "file",
+        "mediaType": "application/pdf",
+        "url": "https://example.com/a.pdf",
+    }
+    report = drive("ai6", served.url, [{"text": "Summarize", "files": [hosted_pdf]}], tmp_path)
+    assert report["statuses"] == [200] and report["status"] == "error"
+    assert "[unsupported_file]" in report["error"] and "application/pdf by URL" in report["error"]
+    assert replay.requests == []  # the model never answered without the file
