@@ -100,7 +100,8 @@ class TakeOver:
         not in ``idempotent`` an "interrupted" error; calls that never started and
         idempotent ones stay open, for the run to execute. Returns None when the
         segment is not running, or its owner is live (another process, or this one
-        running it now), or was claimed by another live owner. ``principal``: the
+        running it now); whoever claimed the gone owner does not matter (the process
+        DBOS gives the recovered workflow continues it). ``principal``: the
         request's principal where request ids may repeat across principals.
         """
         owner = self._become_owner()
@@ -130,11 +131,9 @@ class TakeOver:
             return seg_id not in self._live  # a former process under the same owner id
         if seg_owner is None:
             return True
-        if _owners.alive(db, seg_owner, now):
-            return False
-        row = db.execute("SELECT taken_by FROM owners WHERE id = ?", (seg_owner,)).fetchone()
-        taken = None if row is None else row[0]
-        return taken is None or taken == self._owner or not _owners.alive(db, taken, now)
+        # Not who claimed the gone owner: DBOS hands a recovered workflow to whichever
+        # process dequeues it first, and this transaction's row lock admits one.
+        return not _owners.alive(db, seg_owner, now)
 
 
 def _running_segment(
