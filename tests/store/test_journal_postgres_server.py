@@ -1,0 +1,120 @@
+"""A server on a Postgres journal when the database misbehaves, over real HTTP: the
+Postgres counterparts of the SQLite file's faults (tests/server/test_journal_faults.py
+and the locked file in test_journal_ownership.py).
+
+A lock another process holds delays only the run that needs it, never the event loop;
+a restarted Postgres costs nothing once it is back (the journal reconnects); a stopped
+one ends a request at once with an error, it does not hang."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import psycopg
+import pytest
+
+from _postgres import PostgresUrl
+from callwright import Agent
+from callwright.messages import UserMessage
+from callwright.models import ModelRequest, ScriptedModel
+from callwright.server import create_app
+from callwright.store import PostgresJournal
+from live_server import Server
+
+
+def script(request: ModelRequest) -> list[Any]:
+    last = request.messages[-1]
+    assert isinstance(last, UserMessage)
+    return [f"You said: {last.content}"]
+
+
+@pytest.fixture
+def database(postgres_url: PostgresUrl) -> Iterator[str]:
+    url = postgres_url.fresh_database()
+    yield url
+    postgres_url.drop_database(url)
+
+
+@pytest.fixture
+def served(database: str) -> Iterator[tuple[str, PostgresJournal]]:
+    journal = PostgresJournal(database, busy_seconds=5)
+    with Server(create_app(Agent(ScriptedModel(script, record=False)), journal=journal)) as s:
+        yield s.url, journal
+    journal.close()
+
+
+def post(url: str, thread: str, text: str, timeout: float = 30) -> httpx.Response:
+    body = {
+        "threadId": thread,
+        "runId": f"run_{uuid.uuid4().hex}",
+        "messages": [{"id": uuid.uuid4().hex, "role": "user", "content": text}],
+        "tools": [],
+        "context": [],
+        "state": {},
+        "forwardedProps": {},
+    }
+    return httpx.post(url + "/agui", json=body, timeout=timeout)
+
+
+def said(response: httpx.Response) -> str:
+    events = [json.loads(b[6:]) for b in response.text.split("\n\n") if b.startswith("data: ")]
+    return "".join(e["delta"] for e in events if e["type"] == "TEXT_MESSAGE_CONTENT")
+
+
+def test_a_lock_held_elsewhere_delays_only_the_runs_that_write(
+    served: tuple[str, PostgresJournal], database: str
+) -> None:
+    """Another process holds the runs table for 1.5 s: a new run waits for it (within
+    the journal's lock timeout), while the server keeps answering within 100 ms."""
+    url, _ = served
+    assert said(post(url, "t-warm", "hello")) == "You said: hello"
+    with psycopg.connect(database) as holder:
+        holder.execute("LOCK TABLE runs IN ACCESS EXCLUSIVE MODE")
+        out: list[httpx.Response] = []
+        worker = threading.Thread(target=lambda: out.append(post(url, "t-locked", "waited")))
+        worker.start()
+        time.sleep(0.2)
+        worst = 0.0
+        with httpx.Client(timeout=5) as http:
+            for _ in range(10):
+                started = time.perf_counter()
+                assert http.get(url + "/").status_code == 200
+                worst = max(worst, time.perf_counter() - started)
+                time.sleep(0.1)
+        assert not out  # the run is still waiting for the lock
+    worker.join(30)
+    assert said(out[0]) == "You said: waited"
+    assert worst < 0.1, f"the loop stalled for {worst * 1000:.0f} ms"
+
+
+def test_a_restarted_postgres_costs_nothing_once_it_is_back(
+    served: tuple[str, PostgresJournal], postgres_url: PostgresUrl
+) -> None:
+    url, journal = served
+    assert said(post(url, "t-restart", "before")) == "You said: before"
+    postgres_url.restart()
+    assert said(post(url, "t-restart", "after")) == "You said: after"
+    assert [m.role for m in journal.history("t-restart")] == ["user", "assistant"] * 2
+
+
+def test_a_stopped_postgres_ends_a_request_at_once(
+    served: tuple[str, PostgresJournal], postgres_url: PostgresUrl
+) -> None:
+    url, _ = served
+    assert said(post(url, "t-stop", "before")) == "You said: before"
+    postgres_url.stop()
+    try:
+        started = time.monotonic()
+        refused = post(url, "t-stop", "while stopped", timeout=20)
+        assert time.monotonic() - started < 10
+        assert refused.status_code >= 500, refused.text  # 503 once the server maps
+        # store.database_errors() as it maps sqlite3.Error (server/_start.py)
+    finally:
+        postgres_url.start()
+    assert said(post(url, "t-stop", "back")) == "You said: back"
