@@ -29,7 +29,7 @@ import pytest
 
 from callwright import ToolContext
 from callwright.call import Cancelled
-from callwright.durable import ToolWorkers
+from callwright.durable import ToolWorkers, use_tool_workers
 from callwright.events import Event, ToolCallResult, ToolPartialOutput, ToolProgress
 from callwright.messages import ToolResultMessage
 from callwright.run import Agent
@@ -170,6 +170,25 @@ async def web(
 
 def tag() -> str:
     return uuid.uuid4().hex[:8]
+
+
+def test_a_proxy_keeps_the_blueprint_and_the_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    agent = make_agent()
+    before = {t.name: t for t in agent.toolbox}
+    monkeypatch.setenv("CALLWRIGHT_ALL_TOOLS_ON_WORKERS", "1")  # the deployment-wide setting
+    workers = use_tool_workers(agent, "sqlite:///unused.sqlite")
+    assert workers.all_tools
+    assert agent.toolbox.names == list(before)  # the order the model sees stays
+    for proxy in agent.toolbox:
+        tool = before[proxy.name]
+        assert proxy is not tool and proxy.executor is not tool.executor
+        blueprint = ("description", "parameters", "requires_approval", "timeout", "idempotent")
+        assert [getattr(proxy, f) for f in blueprint] == [getattr(tool, f) for f in blueprint]
+    marked_only = make_agent()
+    monkeypatch.delenv("CALLWRIGHT_ALL_TOOLS_ON_WORKERS")
+    use_tool_workers(marked_only, "sqlite:///unused.sqlite")
+    assert marked_only.toolbox.get("where") is not None
+    assert marked_only.toolbox.get("where").executor is make_agent().toolbox.get("where").executor
 
 
 async def test_the_result_and_progress_in_order(

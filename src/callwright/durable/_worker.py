@@ -279,7 +279,7 @@ def run_worker(
     executor_id: str | None = None,
     concurrency: int = DEFAULT_CONCURRENCY,
     deps: Any = None,
-    grace: float = 5.0,
+    grace: float | None = None,
     ready: Callable[[], None] | None = None,
 ) -> None:
     """Serve the tools queue until SIGTERM or SIGINT (call it from the main thread).
@@ -288,10 +288,12 @@ def run_worker(
     with the same ``executor_id`` picks up its own. ``concurrency`` is the queue's
     per-worker limit; DBOS keeps it on the queue, so the last worker started sets it
     for all. The tools get ``deps`` (default: the agent's own ``deps``); ``grace`` is
-    how long a cancelled tool may take to stop before its task is cancelled.
+    how long a cancelled tool may take to stop before its task is cancelled (default:
+    the agent's ``cancel_grace``).
     """
     global _host
-    _host = _Host(agent, deps if deps is not None else agent.deps, grace)
+    deps = deps if deps is not None else agent.deps
+    _host = _Host(agent, deps, agent.cancel_grace if grace is None else grace)
     DBOS(config=dbos_config(database_url, executor_id or default_executor_id()))
     DBOS.listen_queues([TOOLS_QUEUE])
     stop = threading.Event()

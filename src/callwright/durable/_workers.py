@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -189,11 +190,20 @@ def _workflow_error(exc: Exception) -> ToolError:
     return ToolError(f"the tool worker failed: {exc}")
 
 
+ALL_TOOLS_ENV = "CALLWRIGHT_ALL_TOOLS_ON_WORKERS"
+"""The deployment-wide setting: ``1`` (or ``true``, ``yes``) runs every tool with its own
+code on workers. An environment variable, so every replica of a deployment reads the
+same value from where the deployment is configured."""
+
+
 def use_tool_workers(
-    agent: Agent[Any, Any], database_url: str, *, all_tools: bool = False
+    agent: Agent[Any, Any], database_url: str, *, all_tools: bool | None = None
 ) -> ToolWorkers:
-    """Run the agent's ``on_workers`` tools (or all, with ``all_tools``) on workers.
-    Call it in the web process only: a worker runs the agent's own tools."""
+    """Run the agent's ``on_workers`` tools (or all of them, with ``all_tools``; by default
+    as ``$CALLWRIGHT_ALL_TOOLS_ON_WORKERS`` says) on workers. Call it in the web process
+    only: a worker runs the agent's own tools."""
+    if all_tools is None:
+        all_tools = os.environ.get(ALL_TOOLS_ENV, "").strip().lower() in ("1", "true", "yes")
     workers = ToolWorkers(database_url, all_tools=all_tools)
     workers.apply(agent.toolbox)
     return workers
