@@ -96,12 +96,17 @@ async function agui(mod) {
     agent.addMessage({ id: `u_${uid()}`, role: "user", content });
     const events = [];
     let error = null;
+    let runError = null;
+    const onEvent = ({ event }) => {
+      events.push(event.type);
+      if (event.type === "RUN_ERROR") runError = { message: event.message, code: event.code ?? null };
+    };
     try {
-      await agent.runAgent({}, { onEvent: ({ event }) => events.push(event.type) });
+      await agent.runAgent({}, { onEvent });
     } catch (e) {
       error = errText(e);
     }
-    runs.push({ events, error });
+    runs.push({ events, error, runError });
     if (error) break;
   }
   return { threadId: agent.threadId, runs, messages: agent.messages, statuses };

@@ -22,6 +22,7 @@ import pytest
 from callwright import Agent, FilePart
 from callwright.models._retry import RetryPolicy
 from callwright.models.anthropic import AnthropicModel
+from callwright.models.local import LocalModel
 from callwright.models.openai import OpenAIModel
 from callwright.server import create_app
 from callwright.store import SQLiteJournal
@@ -301,3 +302,13 @@ def test_a_file_the_provider_cannot_take_is_a_run_error_the_client_shows(
     assert report["statuses"] == [200] and report["status"] == "error"
     assert "[unsupported_file]" in report["error"] and "application/pdf by URL" in report["error"]
     assert replay.requests == []  # the model never answered without the file
+
+
+def test_the_embedded_model_refuses_an_image_from_an_ag_ui_client(tmp_path: Path) -> None:
+    agent = Agent(LocalModel("/nonexistent/model.gguf"))  # refused before it is ever opened
+    with Server(create_app(agent)) as server:
+        report = drive("agui1", server.url, [[{"type": "text", "text": "?"}, AGUI_IMAGE]], tmp_path)
+    run = report["runs"][0]
+    assert run["events"][-1] == "RUN_ERROR", run
+    assert run["runError"]["code"] == "unsupported_file"
+    assert "reads text only" in run["runError"]["message"]
