@@ -2,7 +2,9 @@
 
 ``python bench/_load_app.py --fd FD [--db FILE]``: serves ``create_app`` with uvicorn on
 the listening socket ``FD`` it inherits from the harness (no port to race for), with a
-``SQLiteJournal`` at ``FILE`` when given. Every run plays the turns of ``_load_turns``.
+``SQLiteJournal`` at ``FILE`` when given, or (``--database URL``) with the Postgres journal
+and the DBOS runtime a replica of a multi-process deployment has. Every run plays the
+turns of ``_load_turns``.
 """
 
 from __future__ import annotations
@@ -33,8 +35,16 @@ def script(request: ModelRequest) -> list[Any]:
     return [call(TOOL, ARGUMENTS)]
 
 
-def build(db: str | None) -> Any:
+def build(db: str | None, database: str | None = None) -> Any:
     agent = Agent(ScriptedModel(script, split_text=True, record=False), [lookup])
+    if database is not None:
+        from callwright.durable import DurableRuntime, new_executor_id
+        from callwright.store import open_journal
+
+        executor = new_executor_id()
+        journal = open_journal(database, owner_id=executor, settle_gone=False)
+        durable = DurableRuntime(agent, journal, database, executor)
+        return create_app(agent, journal=journal, durable=durable)
     if db is None:
         return create_app(agent)
     from callwright.store import SQLiteJournal
@@ -46,9 +56,10 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--fd", type=int, required=True)
     parser.add_argument("--db")
+    parser.add_argument("--database")
     args = parser.parse_args()
     sock = socket.socket(fileno=args.fd)
-    config = uvicorn.Config(build(args.db), log_level="warning", access_log=False)
+    config = uvicorn.Config(build(args.db, args.database), log_level="warning", access_log=False)
     uvicorn.Server(config).run(sockets=[sock])
 
 

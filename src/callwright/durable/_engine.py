@@ -40,6 +40,7 @@ WATCH_SECONDS = 0.5
 """How often a replica looks for gone owners (a killed process on the same host is seen
 at once; on another host, when its lease expires)."""
 
+
 def new_executor_id() -> str:
     """A process's executor id when none is configured: unique, and readable in logs."""
     return f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(4)}"

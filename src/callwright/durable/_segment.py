@@ -27,7 +27,9 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..events import RunStarted
+from ..call import Interrupted
+from ..events import Event, RunStarted, ToolCallResult
+from ..messages import AssistantMessage, ToolResultMessage
 from ..store import Journal, Recorder, Started
 from ..tool import Tool
 from ..wire import agui, aisdk
@@ -119,19 +121,47 @@ def continued_run(agent: Agent[Any, Any], started: Started, spec: SegmentSpec) -
     return run
 
 
+def interrupted_results(started: Started) -> list[ToolCallResult]:
+    """The results ``reopen`` gave the calls the dead process had started: a reader of the
+    stream saw those calls begin and must see them end."""
+    history = started.history
+    last = max((i for i, m in enumerate(history) if isinstance(m, AssistantMessage)), default=-1)
+    text = Interrupted().model_text()
+    return [
+        ToolCallResult(
+            m.call_id,
+            m.tool_name,
+            "output-error",
+            content=m.content,
+            error=m.content,
+            error_kind=Interrupted.kind,
+        )
+        for m in history[last + 1 :]
+        if isinstance(m, ToolResultMessage) and m.is_error and m.content == text
+    ]
+
+
 async def drive(journal: Journal, run: Run[Any, Any], started: Started, spec: SegmentSpec) -> str:
     """Run a reopened segment to its end with no client attached, journaling its frames
     after the ones its first process wrote. Returns the segment's status."""
     recorder = Recorder(journal, started, run, asynchronous=True)
     recorder.offset = started.event_offset
     encoder = spec.encoder()
+
+    begun = started.event_offset > 0
+
+    async def record(event: Event) -> None:
+        # a stream whose start was kept must not start again (a reader would restart it)
+        frame = b"" if begun and isinstance(event, RunStarted) else encoder.encode(event)
+        durable = recorder.record(event, frame)
+        if durable is not None:
+            await durable
+
     try:
+        for result in interrupted_results(started):
+            await record(result)
         async for event in run.events():
-            # the stream a reader follows already began: a second start would restart it
-            frame = b"" if isinstance(event, RunStarted) else encoder.encode(event)
-            durable = recorder.record(event, frame)
-            if durable is not None:
-                await durable
+            await record(event)
     finally:
         await asyncio.shield(recorder.finish("interrupted", "the continuing process stopped"))
     return recorder.status or "unknown"

@@ -1,0 +1,117 @@
+"""Real ``callwright serve`` replicas on one Postgres, and AG-UI clients for them.
+
+Each replica is a process on a free 127.0.0.1 port, started with the exact command
+DEPLOY.md gives (``callwright serve --database … --executor-id …``); tests kill them
+with SIGKILL like a crashed machine.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+AGENT = str(Path(__file__).with_name("agent.py")) + ":make_agent"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class Replica:
+    """One ``callwright serve`` process."""
+
+    database: str
+    executor_id: str
+    side_effects: Path
+    port: int = field(default_factory=free_port)
+    process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def command(self) -> list[str]:
+        return [
+            sys.executable, "-m", "callwright.cli", "serve",
+            "--agent", AGENT,
+            "--database", self.database,
+            "--executor-id", self.executor_id,
+            "--port", str(self.port),
+            "--log-level", "warning",
+        ]  # fmt: skip
+
+    def start(self) -> Replica:
+        env = {**os.environ, "SIDE_EFFECTS": str(self.side_effects)}
+        log = open(self.side_effects.with_name(f"{self.executor_id}.log"), "ab")  # noqa: SIM115
+        self.process = subprocess.Popen(
+            self.command(), env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+        )
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"replica {self.executor_id} exited: {self.log()}")
+            try:
+                if httpx.get(self.url + "/", timeout=1).status_code == 200:
+                    return self
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+        raise RuntimeError(f"replica {self.executor_id} did not start: {self.log()}")
+
+    def log(self) -> str:
+        path = self.side_effects.with_name(f"{self.executor_id}.log")
+        return path.read_text(errors="replace")[-4000:] if path.exists() else ""
+
+    def kill(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGKILL)
+            self.process.wait(10)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(15)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
+def agui_body(thread: str, text: str | None, run_id: str, **extra: Any) -> dict[str, Any]:
+    messages = [{"id": uuid.uuid4().hex, "role": "user", "content": text}] if text else []
+    return {
+        "threadId": thread,
+        "runId": run_id,
+        "messages": messages,
+        "tools": [],
+        "context": [],
+        "state": {},
+        "forwardedProps": {},
+        **extra,
+    }
+
+
+def approve(interrupt: str, approved: bool = True) -> dict[str, Any]:
+    payload = {"approved": approved}
+    return {"resume": [{"interruptId": interrupt, "status": "resolved", "payload": payload}]}
+
+
+def frames(text: str) -> list[dict[str, Any]]:
+    return [json.loads(b[6:]) for b in text.split("\n\n") if b.startswith("data: ")]
+
+
+def side_effects(path: Path) -> list[str]:
+    return path.read_text().splitlines() if path.exists() else []

@@ -1,0 +1,97 @@
+"""The agent the replicas in tests/durable serve (``--agent tests/durable/agent.py:make_agent``).
+
+Its scripted model reads the last user message: ``slow <seconds> <tag>`` calls the
+``slow`` tool, ``idem <seconds> <tag>`` the idempotent ``slow_idem``, ``delete <path>``
+the ``delete_file`` tool that needs approval, ``talk <words>`` streams that many words
+slowly; once a tool result is in it says ``Done: <result>``. The tools append
+``start <tag>`` / ``end <tag>`` lines to ``$SIDE_EFFECTS`` so that a test counts how
+often each really ran, whichever process ran it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator
+from typing import Any
+
+from callwright import Agent, ToolContext, tool
+from callwright.messages import ToolResultMessage, UserMessage
+from callwright.models import ModelRequest, ScriptedModel, call
+from callwright.models.base import ModelEvent, TextPart
+
+
+def _note(line: str) -> None:
+    path = os.environ.get("SIDE_EFFECTS")
+    if path:
+        with open(path, "a") as file:  # one short line: O_APPEND writes it whole
+            file.write(line + "\n")
+
+
+async def _work(seconds: float, tag: str, ctx: ToolContext) -> str:
+    _note(f"start {tag}")
+    steps = max(1, int(seconds / 0.1))
+    for i in range(steps):
+        ctx.progress(f"step {i + 1}/{steps}", (i + 1) / steps)
+        await asyncio.sleep(seconds / steps)
+    _note(f"end {tag}")
+    return f"{tag} finished"
+
+
+@tool
+async def slow(seconds: float, tag: str, ctx: ToolContext) -> str:
+    """Works for a while (not safe to repeat)."""
+    return await _work(seconds, tag, ctx)
+
+
+@tool(idempotent=True)
+async def slow_idem(seconds: float, tag: str, ctx: ToolContext) -> str:
+    """Works for a while (safe to repeat)."""
+    return await _work(seconds, tag, ctx)
+
+
+@tool(requires_approval=True)
+def delete_file(path: str) -> str:
+    """Delete a file (a human approves first)."""
+    _note(f"start delete {path}")
+    return f"deleted {path}"
+
+
+def script(request: ModelRequest) -> list[Any]:
+    messages = request.messages
+    last_user = max(i for i, m in enumerate(messages) if isinstance(m, UserMessage))
+    user = messages[last_user]
+    assert isinstance(user, UserMessage)
+    results = [m for m in messages[last_user + 1 :] if isinstance(m, ToolResultMessage)]
+    if results:
+        return [f"Done: {results[-1].content}"]
+    words = user.content.split()
+    verb = words[0] if words else ""
+    if verb in ("slow", "idem") and len(words) == 3:
+        name = "slow" if verb == "slow" else "slow_idem"
+        arguments = {"seconds": float(words[1]), "tag": words[2]}
+        return [call(name, arguments, id=f"call_{words[2]}")]
+    if verb == "delete" and len(words) == 2:
+        return [call("delete_file", {"path": words[1]}, id=f"call_delete_{words[1]}")]
+    if verb == "talk" and len(words) == 2:
+        return [" ".join(f"w{i}" for i in range(int(words[1])))]
+    return [f"You said: {user.content}"]
+
+
+class SlowText(ScriptedModel):
+    """Streams each word 20 ms apart, like a model that takes its time."""
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        async for part in super().stream(request):
+            if isinstance(part, TextPart):
+                await asyncio.sleep(0.02)
+            yield part
+
+
+def make_agent() -> Agent:
+    return Agent(
+        SlowText(script, split_text=True, record=False),
+        [slow, slow_idem, delete_file],
+        name="durable-test",
+        instructions="Works slowly, deletes with approval.",
+    )
