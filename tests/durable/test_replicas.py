@@ -186,3 +186,70 @@ async def _until_ended(http: httpx.AsyncClient, url: str, run: str) -> list[dict
             return events
         await asyncio.sleep(0.2)
     raise AssertionError(f"run {run} did not continue: {[e['type'] for e in events][-8:]}")
+
+
+def test_a_postgres_restart_loses_no_run(postgres_url: PostgresUrl, tmp_path: Path) -> None:
+    """Postgres restarts mid-run: each run finishes, or ends with a clear error and is
+    settled as interrupted once Postgres is back; its thread then goes on; no tool ran
+    twice; the replicas serve new runs without a restart of their own."""
+    database = postgres_url.fresh_database()
+    effects = tmp_path / "side_effects.txt"
+    replicas = [Replica(database, f"pg-{n}", effects) for n in "ab"]
+    try:
+        for replica in replicas:
+            replica.start()
+        asyncio.run(_restart_postgres(postgres_url, replicas))
+    except BaseException:
+        for replica in replicas:
+            print(f"--- {replica.executor_id}\n{replica.log()}")
+        raise
+    finally:
+        for replica in replicas:
+            replica.stop()
+
+
+async def _restart_postgres(postgres: PostgresUrl, replicas: list[Replica]) -> None:
+    a, b = replicas
+    tag = uuid.uuid4().hex[:6]
+    runs = {f"r-pg-{tag}-{i}": f"slow 2 p{tag}{i}" for i in range(4)}
+    runs |= {f"r-pgt-{tag}-{i}": "talk 150" for i in range(4)}
+    async with httpx.AsyncClient(timeout=120) as http:
+        tasks = {
+            run: asyncio.create_task(
+                _stream(http, (a, b)[i % 2].url, agui_body(f"t-{run}", text, run))
+            )
+            for i, (run, text) in enumerate(runs.items())
+        }
+        await _until_started(a.side_effects, [f"p{tag}{i}" for i in range(4)])
+        await asyncio.to_thread(postgres.restart)
+        streams = dict(zip(tasks, await asyncio.gather(*tasks.values()), strict=True))
+        for run, text in streams.items():
+            events = frames(text)
+            assert events, f"run {run} sent nothing"
+            last = events[-1]
+            assert last["type"] in ("RUN_FINISHED", "RUN_ERROR"), (run, last)
+            if last["type"] == "RUN_ERROR":
+                assert last["code"] in ("journal_unavailable", "interrupted"), last
+        # once Postgres is back, every thread takes a new request (settled, not stuck busy)
+        for i, run in enumerate(runs):
+            body = agui_body(f"t-{run}", "talk 3", f"again-{run}")
+            events = await _until_accepted(http, (b, a)[i % 2].url, body)
+            assert events[-1]["type"] == "RUN_FINISHED", events[-1]
+    lines = side_effects(a.side_effects)
+    for i in range(4):
+        assert lines.count(f"start p{tag}{i}") == 1, "a tool ran twice"
+
+
+async def _until_accepted(
+    http: httpx.AsyncClient, url: str, body: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """POST until the thread is free (409 thread_busy while its old run is settled)."""
+    deadline = time.monotonic() + 60
+    while True:
+        response = await http.post(url + "/agui", json=body)
+        if response.status_code == 200:
+            return frames(response.text)
+        assert response.status_code in (409, 503), response.text
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the thread stayed refused: {response.text}")
+        await asyncio.sleep(0.3)
