@@ -16,7 +16,7 @@ from ag_ui.core import RunAgentInput
 from callwright import Agent, FilePart
 from callwright.messages import UserMessage
 from callwright.models import ScriptedModel
-from callwright.server import create_app
+from callwright.server import ServerLimits, create_app
 from callwright.wire import FileLimits, WireError, agui, aisdk
 from live_server import Server
 
@@ -281,3 +281,21 @@ def test_the_model_is_sent_the_files(scripted: tuple[Server, ScriptedModel], wir
     sent = user(model.requests[0].messages)
     assert sent.content == "What is this?" and sent.files == [DOT]
     assert base64.b64decode(sent.files[0].data or "").startswith(b"\x89PNG")
+
+
+@pytest.mark.parametrize("wire", ["ai", "agui"])
+def test_the_server_takes_its_file_limits_from_server_limits(wire: str) -> None:
+    model = ScriptedModel(lambda request: ["Seen."])
+    limits = ServerLimits(files=FileLimits(max_files=1))
+    png = f"data:image/png;base64,{PNG}"
+    if wire == "ai":
+        path, one, two = "/api/chat", ai_body(file_ui(png)), ai_body(file_ui(png), file_ui(png))
+    else:
+        part = {"type": "image", "source": {"type": "data", "value": PNG, "mimeType": "image/png"}}
+        path, one, two = "/agui", agui_body(part), agui_body(part, part)
+    with Server(create_app(Agent(model), limits=limits)) as server:
+        refused = httpx.post(server.url + path, json=two, timeout=30)
+        taken = httpx.post(server.url + path, json=one, timeout=30)
+    assert refused.status_code == 413, refused.text
+    assert refused.json()["error"]["code"] == "too_many_files"
+    assert taken.status_code == 200, taken.text

@@ -8,13 +8,13 @@ both capped, and a body that nests too deep is a 400, never a ``RecursionError``
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from starlette.requests import Request
 
 from ..run import json_depth
-from ..wire import WireError
+from ..wire import FileLimits, WireError
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +31,9 @@ class ServerLimits:
     """The most messages a request may carry (413 beyond)."""
     max_json_depth: int = 64
     """The deepest nesting of the request body (400 beyond)."""
+    files: FileLimits = field(default_factory=FileLimits)
+    """Files and images in user messages: size, count and media types (raise
+    ``max_body_bytes`` with ``files.max_file_bytes``: base64 adds a third)."""
 
 
 async def read_json(request: Request, limits: ServerLimits) -> dict[str, Any]:

@@ -149,7 +149,8 @@ class Endpoints(Generic[DepsT]):
             caller = await self._admit(request, deps, principal, body=True)
             body = await read_json(request, self.limits)
             encoder = AGUIEncoder(protocol_1=agui.wants_protocol_1(body))
-            return await self._run(request, caller, agui.decode_request(body), encoder)
+            run_input = agui.decode_request(body, files=self.limits.files)
+            return await self._run(request, caller, run_input, encoder)
         except WireError as exc:
             return self._refuse(request, exc)
 
@@ -164,7 +165,7 @@ class Endpoints(Generic[DepsT]):
             caller = await self._admit(request, deps, principal, body=True)
             version = aisdk.client_version(request.headers, self.ai_sdk_version)
             body = await read_json(request, self.limits)
-            run_input = aisdk.decode_request(body)
+            run_input = aisdk.decode_request(body, files=self.limits.files)
             encoder = AISDKEncoder(version=version, message_id=aisdk.continued_message_id(body))
             return await self._run(request, caller, run_input, encoder)
         except WireError as exc:
