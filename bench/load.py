@@ -2,8 +2,11 @@
 
 Each run is one ``POST /agui`` whose scripted model calls one tool (it returns at once)
 and then streams 50 words of text (``_load_turns``). Cases: callwright in memory,
-callwright with its SQLite journal (``--db``, a fresh file per measurement), and
-pydantic-ai's AG-UI adapter (``AGUIAdapter.dispatch_request``) playing the same turns.
+callwright with its SQLite journal (``--db``, a fresh file per measurement),
+callwright as a replica of a multi-process deployment (``callwright-pg``: the Postgres
+journal and the DBOS runtime, a fresh database per measurement on a Postgres this bench
+starts and pins to the server's core, so the server's core pays for the database too),
+and pydantic-ai's AG-UI adapter (``AGUIAdapter.dispatch_request``) playing the same turns.
 
 The server is a separate process (uvicorn) pinned to one core; this process, the load
 client, is pinned to another. The client (HTTP/1.1 on loopback, one connection per run;
@@ -40,6 +43,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import atexit
 import contextlib
 import io
 import itertools
@@ -56,6 +60,7 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -63,7 +68,7 @@ from _load_client import Stream, drive, frames, run_ok
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
-CASES = ("callwright", "callwright-db", "pydantic-ai")
+CASES = ("callwright", "callwright-db", "callwright-pg", "pydantic-ai")
 WARMUP_RUNS = 20
 PROMPT = "What is the weather in Paris?"
 
@@ -84,13 +89,45 @@ class Case:
     pythonpath: str | None = None
     """Where that commit's ``src/`` was exported to."""
 
-    def argv(self, fd: int, tmp: Path) -> list[str]:
+    def argv(self, fd: int, tmp: Path, core: int) -> list[str]:
         if self.kind == "pydantic-ai":
             return [sys.executable, str(BENCH / "_load_pai_app.py"), "--fd", str(fd)]
         argv = [sys.executable, str(BENCH / "_load_app.py"), "--fd", str(fd)]
         if self.kind == "callwright-db":
             argv += ["--db", str(tmp / "runs.db")]
+        elif self.kind == "callwright-pg":
+            argv += ["--database", postgres_database(core)]
         return argv
+
+
+_postgres: Any = None
+
+
+def postgres_database(core: int) -> str:
+    """A fresh database on the Postgres this bench starts (as the tests do), its processes
+    pinned to the server's core."""
+    global _postgres
+    if _postgres is None:
+        sys.path.insert(0, str(ROOT / "tests"))
+        from _postgres import PostgresServer
+
+        _postgres = PostgresServer()
+        atexit.register(_postgres.close)
+    url: str = _postgres.fresh_database()
+    postmaster = int((_postgres.data / "postmaster.pid").read_text().split()[0])
+    for pid in [postmaster, *children(postmaster)]:
+        with contextlib.suppress(OSError):
+            os.sched_setaffinity(pid, {core})
+    return url
+
+
+def children(parent: int) -> list[int]:
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == parent:
+                found.append(int(stat.parent.name))
+    return found
 
 
 @dataclass
@@ -147,7 +184,7 @@ class ServerProcess:
         self.log = (tmp / "server.log").open("w+b")
         try:
             self.proc = subprocess.Popen(
-                case.argv(sock.fileno(), tmp),
+                case.argv(sock.fileno(), tmp, core),
                 pass_fds=[sock.fileno()],
                 stdin=subprocess.DEVNULL,
                 stdout=self.log,
@@ -293,6 +330,13 @@ def export_source(rev: str, into: Path) -> tuple[str, str]:
     return commit, str(target / "src")
 
 
+LABELS = {
+    "callwright": "callwright",
+    "callwright-db": "callwright --db",
+    "callwright-pg": "callwright --database (DBOS)",
+}
+
+
 def make_cases(kinds: Sequence[str], sources: Sequence[str], tmp: Path) -> list[Case]:
     cases: list[Case] = []
     several = len(sources) > 1
@@ -304,7 +348,7 @@ def make_cases(kinds: Sequence[str], sources: Sequence[str], tmp: Path) -> list[
         suffix = f" @{commit or 'worktree'}" if several else ""
         for kind in kinds:
             if kind != "pydantic-ai":
-                label = ("callwright --db" if kind == "callwright-db" else "callwright") + suffix
+                label = LABELS[kind] + suffix
                 cases.append(Case(label, kind, commit, path))
     if "pydantic-ai" in kinds:
         cases.append(Case("pydantic-ai AG-UI", "pydantic-ai"))
@@ -354,15 +398,19 @@ def table(results: dict[tuple[str, int], list[Measurement]]) -> str:
     return "\n".join(lines)
 
 
-def ratios(results: dict[tuple[str, int], list[Measurement]], goal: float = 0.70) -> str:
-    """Journal / in-memory events/s, paired by repeat (the two ran back to back), and the
+def ratios(results: dict[tuple[str, int], list[Measurement]]) -> str:
+    """Journaled / in-memory events/s, paired by repeat (the two ran back to back), and the
     same ratio from the server's CPU time per event: what events/s would show if the
-    server had its core to itself and never waited on the disk."""
+    server had its core to itself and never waited on the disk. Goals: 70 % for the
+    SQLite journal, 50 % for a replica on Postgres with DBOS."""
     lines = []
     for (case, n), journaled in results.items():
-        if "--db" not in case:
+        goal = 0.70 if "--db" in case else 0.50 if "--database" in case else None
+        if goal is None:
             continue
-        memory = results.get((case.replace("callwright --db", "callwright"), n), [])
+        memory_label = case.replace(LABELS["callwright-db"], "callwright")
+        memory_label = memory_label.replace(LABELS["callwright-pg"], "callwright")
+        memory = results.get((memory_label, n), [])
         pairs = list(zip(journaled, memory, strict=False))
         if not pairs:
             continue
