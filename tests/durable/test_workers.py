@@ -271,7 +271,7 @@ async def test_a_timeout_reaches_the_tool(web: Web) -> None:
     started = time.monotonic()
     result = result_of(await web.run(f'hang {{"tag": "{t}"}}'))
     assert (result.error_kind, result.content) == ("timed-out", "Timed out after 1 seconds.")
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 10  # the timeout, not the 60 s the tool wants
     await wait_for(lambda: ran(web.side_effects, "cancelled", t))
 
 
@@ -336,7 +336,7 @@ async def test_a_worker_killed_mid_tool(
         run = asyncio.ensure_future(
             _collect(agent.stream(f'{tool} {{"seconds": 2, "tag": "{t}"}}'))
         )
-        await wait_for(lambda: ran(effects, "start", t))
+        await wait_for(lambda: ran(effects, "start", t), 60)
         await asyncio.sleep(0.3)
         doomed.kill()
         killed_at = time.monotonic()
@@ -352,7 +352,7 @@ async def test_a_worker_killed_mid_tool(
                 check=True,
             )
             assert "tool:" in recovered.stdout, recovered.stderr
-        events = await asyncio.wait_for(run, 60)
+        events = await asyncio.wait_for(run, 120)
         took = time.monotonic() - killed_at
     finally:
         workers.close()
@@ -361,18 +361,19 @@ async def test_a_worker_killed_mid_tool(
             worker.stop()
     result = result_of(events)
     starts = ran(effects, "start", t)
+    seen = f"{result}\n{lines(effects)}\n" + "\n".join(w.log.read_text() for w in [doomed, *others])
     if tool == "slow_idem":
-        assert (result.state, result.output) == ("output-available", f"{t} finished")
-        assert len(starts) == 2  # run again on the live worker, to its end
+        assert (result.state, result.output) == ("output-available", f"{t} finished"), seen
+        assert len(starts) == 2, seen  # run again on the live worker, to its end
         (end,) = ran(effects, "end", t)
         assert pid_of(end) == others[0].pid
     else:
-        assert (result.state, result.error_kind) == ("output-error", "interrupted")
+        assert (result.state, result.error_kind) == ("output-error", "interrupted"), seen
         assert result.content == (
             "Interrupted: the server stopped while this tool was running; it was not run again."
         )
-        assert len(starts) == 1 and ran(effects, "end", t) == []  # ran once, never again
-    assert took < 30
+        assert len(starts) == 1 and ran(effects, "end", t) == [], seen  # ran once, never again
+    assert took < 90, seen  # two processes start in it (a worker, and one that recovers)
 
 
 async def _collect(run: AsyncIterator[Event]) -> list[Event]:
