@@ -7,7 +7,7 @@ timeout reach the tool in the worker (it notes ``cancelled``), a retried enqueue
 does not run the tool again, and a worker SIGKILLed mid-tool gives, once its calls
 are recovered (by another process, or by the worker restarted with its id), the
 interrupted error for a tool that is not idempotent (it ran once) and a second,
-successful run for one that is. "Ran" is counted from the lines the tools append to
+successful run for one that is; a Postgres restart mid-tool loses nothing. "Ran" is counted from the lines the tools append to
 a side-effects file, whichever process ran them.
 """
 
@@ -378,3 +378,30 @@ async def test_a_worker_killed_mid_tool(
 
 async def _collect(run: AsyncIterator[Event]) -> list[Event]:
     return [event async for event in run]
+
+
+async def test_a_postgres_restart_mid_tool(
+    postgres_url: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worker and the web side wait for the database to come back; the call ends
+    with its result, and the tool ran once."""
+    database = postgres_url.fresh_database()
+    effects = tmp_path / "side_effects.txt"
+    monkeypatch.setenv("SIDE_EFFECTS", str(effects))
+    worker = Worker(database, "worker-steady", effects).start()
+    agent = make_agent()
+    workers = ToolWorkers(database)
+    workers.apply(agent.toolbox)
+    t = tag()
+    try:
+        run = asyncio.ensure_future(_collect(agent.stream(f'slow {{"seconds": 3, "tag": "{t}"}}')))
+        await wait_for(lambda: ran(effects, "start", t), 60)
+        await asyncio.to_thread(postgres_url.restart)
+        events = await asyncio.wait_for(run, 120)
+    finally:
+        workers.close()
+        worker.stop()
+    seen = f"{lines(effects)}\n{worker.log.read_text()}"
+    result = result_of(events)
+    assert (result.state, result.output) == ("output-available", f"{t} finished"), seen
+    assert (len(ran(effects, "start", t)), len(ran(effects, "end", t))) == (1, 1), seen
