@@ -7,8 +7,9 @@ timeout reach the tool in the worker (it notes ``cancelled``), a retried enqueue
 does not run the tool again, and a worker SIGKILLed mid-tool gives, once its calls
 are recovered (by another process, or by the worker restarted with its id), the
 interrupted error for a tool that is not idempotent (it ran once) and a second,
-successful run for one that is; a Postgres restart mid-tool loses nothing. "Ran" is counted from the lines the tools append to
-a side-effects file, whichever process ran them.
+successful run for one that is; a Postgres restart mid-tool loses nothing. "Ran" is
+counted from the lines the tools append to a side-effects file, whichever process ran
+them.
 """
 
 from __future__ import annotations
