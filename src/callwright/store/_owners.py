@@ -51,11 +51,11 @@ def register(db: Db, owner_id: str, now: float, lease: float) -> None:
 
 def renew(db: Db, owner_id: str, now: float, lease: float) -> None:
     """Extend the lease (and write the row again if another process dropped it)."""
-    updated = db.execute(
-        "UPDATE owners SET expires_at = ? WHERE id = ?", (now + lease, owner_id)
-    ).rowcount
-    if not updated:
-        register(db, owner_id, now, lease)
+    db.execute(
+        "INSERT INTO owners (id, host, pid, started_at, expires_at) VALUES (?, ?, ?, ?, ?) "
+        "ON CONFLICT (id) DO UPDATE SET expires_at = excluded.expires_at",
+        (owner_id, HOST, os.getpid(), now, now + lease),
+    )
 
 
 def alive(db: Db, owner_id: str | None, now: float) -> bool:

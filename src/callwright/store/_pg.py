@@ -15,8 +15,9 @@ psycopg is imported when a Postgres journal is opened: it is an optional depende
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ._schema import RUNNING_INDEX, TABLES, V2_TABLES
@@ -54,13 +55,14 @@ class PgDb:
     """A psycopg connection in autocommit mode (transactions are explicit statements, as
     on SQLite) as the journal uses it."""
 
-    __slots__ = ("raw",)
+    __slots__ = ("_pipeline", "raw")
 
     begin_sql = "BEGIN"
     for_update = " FOR UPDATE"
 
     def __init__(self, raw: psycopg.Connection[Any]) -> None:
         self.raw = raw
+        self._pipeline: psycopg.Pipeline | None = None
 
     @property
     def errors(self) -> tuple[type[BaseException], ...]:
@@ -82,7 +84,11 @@ class PgDb:
         if self.broken:
             return False
         status = self.raw.info.transaction_status
-        return status in (TransactionStatus.INTRANS, TransactionStatus.INERROR)
+        return status in (
+            TransactionStatus.INTRANS,
+            TransactionStatus.INERROR,
+            TransactionStatus.ACTIVE,  # pipelined statements not answered yet
+        )
 
     @property
     def broken(self) -> bool:
@@ -101,6 +107,21 @@ class PgDb:
         """The database's clock: processes on several machines measure leases by one clock."""
         row = self.execute("SELECT EXTRACT(EPOCH FROM clock_timestamp())::float8").fetchone()
         return float(row[0])
+
+    @contextlib.contextmanager
+    def pipelined(self) -> Iterator[None]:
+        """psycopg's pipeline mode: the round trips of a batch's writes are what a
+        server on Postgres waits for, and each one also waits for the GIL."""
+        with self.raw.pipeline() as pipeline:
+            self._pipeline = pipeline
+            try:
+                yield
+            finally:
+                self._pipeline = None
+
+    def sync(self) -> None:
+        if self._pipeline is not None:
+            self._pipeline.sync()
 
     def tables(self) -> list[str]:
         rows = self.execute(

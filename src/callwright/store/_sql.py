@@ -14,17 +14,16 @@ would put a layer between the journal and the transaction boundaries that are it
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import time
 from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 
 class Cursor(Protocol):
     """What the journal reads from a statement (``sqlite3.Cursor`` and psycopg's both are)."""
-
-    @property
-    def rowcount(self) -> int: ...
 
     def fetchone(self) -> Any: ...
 
@@ -68,6 +67,16 @@ class Db(Protocol):
         """The clock leases are measured by."""
         ...
 
+    def pipelined(self) -> AbstractContextManager[None]:
+        """Statements inside are sent without waiting for each one's answer (until a
+        fetch or ``sync``): a batch of writes costs a round trip per call, not per
+        statement. Errors then surface at the next fetch or ``sync``."""
+        ...
+
+    def sync(self) -> None:
+        """Wait for the statements sent so far (raising the first one's error)."""
+        ...
+
     def tables(self) -> list[str]:
         """The journal's tables but the process leases (for ``snapshot``)."""
         ...
@@ -108,6 +117,13 @@ class SQLiteDb:
     def now(self) -> float:
         """This machine's clock: a journal file is shared by processes of one machine."""
         return time.time()
+
+    def pipelined(self) -> AbstractContextManager[None]:
+        """Nothing to send: SQLite runs in this process."""
+        return contextlib.nullcontext()
+
+    def sync(self) -> None:
+        pass
 
     def tables(self) -> list[str]:
         rows = self.raw.execute(

@@ -34,7 +34,8 @@ class Transactions:
             db = self._begin()
             self._in_batch, self._lost = True, None
             try:
-                yield
+                with db.pipelined():
+                    yield
             except BaseException:
                 self._in_batch = False
                 if db.in_transaction:
@@ -95,8 +96,11 @@ class Transactions:
         db.execute("SAVEPOINT call")
         try:
             yield
+            db.sync()  # this call's errors are this call's
         except BaseException as exc:
             if db.in_transaction:
+                with contextlib.suppress(*db.errors):
+                    db.sync()  # statements it sent before it raised
                 db.execute("ROLLBACK TO call")
                 db.execute("RELEASE call")
             else:  # the database rolled the whole transaction back
