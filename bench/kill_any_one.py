@@ -52,16 +52,24 @@ async def _post(http: httpx.AsyncClient, url: str, body: dict[str, Any]) -> int:
 
 
 async def _follow(
-    http: httpx.AsyncClient, url: str, run: str, seen: int, deadline: float
+    http: httpx.AsyncClient, url: str, run: str, seen: int, killed: float, deadline: float
 ) -> tuple[float | None, bool]:
-    """(seconds until the run's log grew past ``seen`` frames, whether it ended)."""
+    """(seconds from the kill until the run's log grew past the ``seen`` frames the client
+    had, whether the run ended), reading another replica's replay as it streams."""
     moved: float | None = None
-    start = time.monotonic()
     while time.monotonic() < deadline:
-        response = await http.get(f"{url}/runs/{run}/events", params={"after": 0})
-        events = frames(response.text) if response.status_code == 200 else []
-        if moved is None and len(events) > seen:
-            moved = time.monotonic() - start
+        text = ""
+        try:
+            async with http.stream(
+                "GET", f"{url}/runs/{run}/events", params={"after": 0}, timeout=5
+            ) as response:
+                async for chunk in response.aiter_text():
+                    text += chunk
+                    if moved is None and len(frames(text)) > seen:
+                        moved = time.monotonic() - killed
+        except httpx.HTTPError:
+            pass
+        events = frames(text)
         if events and events[-1]["type"] in ("RUN_FINISHED", "RUN_ERROR"):
             return moved, True
         await asyncio.sleep(0.05)
@@ -88,10 +96,11 @@ async def cycle(
                 break
             await asyncio.sleep(0.02)
         victim.kill()
+        killed = time.monotonic()
         seen = dict(zip(tasks, await asyncio.gather(*tasks.values()), strict=True))
-        end = time.monotonic() + 60
+        end = killed + 60
         follows = await asyncio.gather(
-            *(_follow(http, other.url, run, seen[run], end) for run in texts)
+            *(_follow(http, other.url, run, seen[run], killed, end) for run in texts)
         )
     lost = sum(1 for _, ended in follows if not ended)
     lines = side_effects(effects)
