@@ -82,8 +82,18 @@ def test_ag_ui_reads_data_and_remember_from_the_resume_payload() -> None:
         agui.decode_request(body)
 
 
+def test_remembered_approvals_are_bounded_per_principal() -> None:
+    memory = RememberedApprovals(threads=10, per_principal=2)
+    memory.of("bob", "b1").remember("tool")
+    for thread in ("a1", "a2", "a3"):
+        memory.of("alice", thread).remember("tool")
+    assert not memory.of("alice", "a1").allows("tool")  # alice's oldest went
+    assert memory.of("bob", "b1").allows("tool")  # bob's stayed
+    assert memory.of("alice", "a3").allows("tool")
+
+
 def test_remembered_approvals_are_bounded_per_thread_and_in_number() -> None:
-    memory = RememberedApprovals(threads=2, per_thread=1)
+    memory = RememberedApprovals(threads=2, per_principal=2, per_thread=1)
     alice = memory.of("alice", "t")
     alice.remember("a")
     alice.remember("b")

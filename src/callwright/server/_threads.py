@@ -61,29 +61,50 @@ class Lease:
 
 
 class RememberedApprovals:
-    """Each thread's ``ThreadApprovals``, bounded: at most ``threads`` threads (the least
-    recently used is forgotten first) of at most ``per_thread`` tools each. A forgotten
-    approval only means a human is asked again. An ``OrderedDict`` is the whole LRU: no
-    cache library earns its place for it."""
+    """Each thread's ``ThreadApprovals``, bounded: at most ``threads`` threads in all and
+    ``per_principal`` per authenticated principal (the least recently used is forgotten
+    first, so one user's threads never push out another's), of at most ``per_thread``
+    tools each. A forgotten approval only means a human is asked again. An
+    ``OrderedDict`` is the whole LRU: no cache library earns its place for it."""
 
-    def __init__(self, threads: int = 10_000, per_thread: int = 64) -> None:
-        if threads < 1 or per_thread < 1:
-            raise ValueError("need threads >= 1 and per_thread >= 1")
+    def __init__(
+        self, threads: int = 10_000, per_principal: int = 1_000, per_thread: int = 64
+    ) -> None:
+        if not 0 < per_principal <= threads or per_thread < 1:
+            raise ValueError("need 0 < per_principal <= threads and per_thread >= 1")
         self._threads: OrderedDict[ThreadKey, ThreadApprovals] = OrderedDict()
+        self._owned: dict[str, OrderedDict[ThreadKey, None]] = {}
         self.limit = threads
+        self.per_principal = per_principal
         self.per_thread = per_thread
 
     def of(self, principal: str | None, thread_id: str) -> ThreadApprovals:
         """The thread's remembered approvals (the same object on every request of it)."""
         key = (principal, thread_id)
         approvals = self._threads.get(key)
-        if approvals is None:
-            approvals = self._threads[key] = ThreadApprovals(limit=self.per_thread)
-            while len(self._threads) > self.limit:
-                self._threads.popitem(last=False)
-        else:
+        if approvals is not None:
             self._threads.move_to_end(key)
+            if principal is not None:
+                self._owned[principal].move_to_end(key)
+            return approvals
+        approvals = self._threads[key] = ThreadApprovals(limit=self.per_thread)
+        if principal is not None:
+            mine = self._owned.setdefault(principal, OrderedDict())
+            mine[key] = None
+            while len(mine) > self.per_principal:
+                self._forget(next(iter(mine)))
+        while len(self._threads) > self.limit:
+            self._forget(next(iter(self._threads)))
         return approvals
+
+    def _forget(self, key: ThreadKey) -> None:
+        del self._threads[key]
+        principal = key[0]
+        if principal is not None:
+            mine = self._owned[principal]
+            del mine[key]
+            if not mine:
+                del self._owned[principal]
 
     def __len__(self) -> int:
         return len(self._threads)
