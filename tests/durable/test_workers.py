@@ -30,10 +30,13 @@ import pytest
 
 from callwright import ToolContext
 from callwright.call import Cancelled
+from callwright.context import CancelToken, RunScope
 from callwright.durable import ToolWorkers, use_tool_workers
 from callwright.events import Event, ToolCallResult, ToolPartialOutput, ToolProgress
 from callwright.messages import ToolResultMessage
 from callwright.run import Agent
+from callwright.state import RunState
+from callwright.usage import Usage
 
 from .worker_agent import make_agent
 
@@ -293,7 +296,11 @@ async def test_a_retried_enqueue_does_not_run_the_tool_again(web: Web) -> None:
     """The same run and call id (a retried request, a recovered segment) attach to the
     call already there: one run of the tool, the same result for both."""
     t = tag()
-    ctx = ToolContext[Any](call_id=f"call-{t}", tool_name="slow")
+    agent = web.agent
+    run: RunScope[Any] = RunScope(
+        f"run-{t}", "thread", agent.toolbox, RunState(), None, CancelToken(), Usage(), agent.model
+    )
+    ctx = ToolContext[Any](call_id="call_0_0", tool_name="slow", run=run)
     arguments = {"seconds": 0.5, "tag": t}
     first, second = await asyncio.gather(
         web.workers.call("slow", arguments, ctx), web.workers.call("slow", arguments, ctx)
@@ -301,6 +308,9 @@ async def test_a_retried_enqueue_does_not_run_the_tool_again(web: Web) -> None:
     again = await web.workers.call("slow", arguments, ctx)
     assert [r.content for r in (first, second, again)] == [f"{t} finished"] * 3
     assert len(ran(web.side_effects, "start", t)) == 1
+    outside = ToolContext[Any](call_id="call_0_0", tool_name="slow")  # no run: no retries
+    assert (await web.workers.call("slow", arguments, outside)).content == f"{t} finished"
+    assert len(ran(web.side_effects, "start", t)) == 2
 
 
 async def test_a_cancel_before_the_call_gives_cancelled(web: Web) -> None:

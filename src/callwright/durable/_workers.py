@@ -28,6 +28,7 @@ import asyncio
 import contextlib
 import dataclasses
 import os
+import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -130,7 +131,8 @@ class ToolWorkers:
     async def call(self, name: str, arguments: dict[str, Any], ctx: ToolContext[Any]) -> Any:
         """Run one call on a worker: enqueue, relay its stream, return its result."""
         run = ctx.run
-        wf = workflow_id(run.run_id if run is not None else "-", ctx.call_id)
+        # outside a run nothing retries the call, and call ids may repeat (MCP request ids)
+        wf = workflow_id(run.run_id if run is not None else uuid.uuid4().hex, ctx.call_id)
         request = {
             "name": name,
             "arguments": arguments,
