@@ -5,7 +5,8 @@ The journal's statements are written once, in the SQL that SQLite (3.35 and late
 that connection (``SQLiteDb`` for SQLite); ``_pg.PgDb`` is the same for Postgres and carries the
 differences: psycopg's ``%s`` placeholders, ``BEGIN`` for ``BEGIN IMMEDIATE``, row
 locks (``FOR UPDATE``), a per-thread lock (SQLite's single writer already serializes
-every transaction; Postgres has several writers), the database's clock for leases, its
+every transaction; Postgres has several writers), the database's clock for leases,
+pipelining a batch's statements (a round trip per call instead of per statement), its
 column types (``_pg.ddl``) and its errors.
 
 No SQL toolkit (SQLAlchemy Core) is used: the differences are those few, and a toolkit
