@@ -8,6 +8,7 @@ command runs, so the other commands work without the durable extra.
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -30,6 +31,15 @@ def worker_parser(sub: Any, model_options: Callable[[argparse.ArgumentParser], N
     )
     w.add_argument("--concurrency", type=int, default=8, help="calls one worker runs at once")
     w.add_argument("--quiet", action="store_true", help="print nothing when ready")
+    w.add_argument(
+        "--otel",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="URL",
+        help="send traces and metrics to an OTLP/HTTP collector (default: "
+        "OTEL_EXPORTER_OTLP_ENDPOINT, else http://localhost:4318); needs callwright[otel]",
+    )
     model_options(w)
     w.set_defaults(handler=worker)
 
@@ -43,12 +53,30 @@ def worker(args: argparse.Namespace) -> int:
     except ImportError as exc:
         print(f"callwright worker needs the durable extra ({exc})")
         return 2
+    flush = _telemetry(args.otel)
     ready = None if args.quiet else lambda: print("callwright worker ready", flush=True)
-    run_worker(
-        chosen_agent(args),
-        args.database,
-        executor_id=args.executor_id,
-        concurrency=args.concurrency,
-        ready=ready,
-    )
+    try:
+        run_worker(
+            chosen_agent(args),
+            args.database,
+            executor_id=args.executor_id,
+            concurrency=args.concurrency,
+            ready=ready,
+        )
+    finally:
+        if flush is not None:
+            flush()
     return 0
+
+
+def _telemetry(otel: str | None) -> Callable[[], None] | None:
+    """``--otel [URL]`` or ``OTEL_EXPORTER_OTLP_ENDPOINT``: the worker's spans (children of
+    the replicas' ``execute_tool`` spans) and metrics over OTLP/HTTP."""
+    from .telemetry import ENDPOINT_ENV, configure_otlp
+
+    if otel is None and not os.environ.get(ENDPOINT_ENV):
+        return None
+    try:
+        return configure_otlp(otel or None, service_name="callwright-worker")
+    except RuntimeError as exc:
+        raise SystemExit(str(exc)) from None

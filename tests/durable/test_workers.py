@@ -416,3 +416,51 @@ async def test_a_postgres_restart_mid_tool(
     result = result_of(events)
     assert (result.state, result.output) == ("output-available", f"{t} finished"), seen
     assert (len(ran(effects, "start", t)), len(ran(effects, "end", t))) == (1, 1), seen
+
+
+async def test_one_trace_across_the_worker(
+    postgres_url: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worker's ``execute_tool`` span (exported by ``callwright worker`` over OTLP) is
+    a child of the replica's ``execute_tool`` span of the same call."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from opentelemetry.trace import SpanKind
+
+    from callwright import telemetry
+    from telemetry.test_otlp import Receiver, attributes
+
+    receiver = Receiver()
+    receiver.thread.start()
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.url)
+    monkeypatch.setenv("OTEL_BSP_SCHEDULE_DELAY", "100")  # milliseconds
+    database = postgres_url.fresh_database()
+    effects = tmp_path / "side_effects.txt"
+    worker = Worker(database, "worker-traced", effects).start()
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    telemetry.configure(tracer_provider=provider)
+    agent = make_agent()
+    workers = ToolWorkers(database)
+    workers.apply(agent.toolbox)
+    try:
+        result = result_of(await _collect(agent.stream('slow {"seconds": 0.2, "tag": "tr"}')))
+        assert result.output == "tr finished"
+        await wait_for(lambda: any(s.name == "execute_tool slow" for s in receiver.spans()))
+    finally:
+        telemetry.configure()
+        workers.close()
+        worker.stop()
+        receiver.server.shutdown()
+        receiver.server.server_close()
+    (replica,) = [s for s in exporter.get_finished_spans() if s.name == "execute_tool slow"]
+    (remote,) = [s for s in receiver.spans() if s.name == "execute_tool slow"]
+    assert replica.context is not None
+    assert int.from_bytes(remote.trace_id, "big") == replica.context.trace_id
+    assert int.from_bytes(remote.parent_span_id, "big") == replica.context.span_id
+    assert remote.kind == SpanKind.CONSUMER.value + 1  # OTLP's enum counts from unspecified
+    seen = attributes(remote)
+    assert seen["gen_ai.tool.call.id"] == result.call_id
+    assert seen["callwright.worker.executor_id"] == "worker-traced"

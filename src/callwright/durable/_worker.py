@@ -43,6 +43,7 @@ from ._crossing import (
     error_payload,
     result_payload,
 )
+from ._tracing import worker_span
 
 if TYPE_CHECKING:
     from ..run import Agent
@@ -55,6 +56,7 @@ class _Host:
     agent: Agent[Any, Any]
     deps: Any
     grace: float
+    executor_id: str
 
 
 _host: _Host | None = None
@@ -131,7 +133,13 @@ async def _run_tool(
         stream.update,
         scope=dict(request.get("scope") or {}),
     )
-    task = asyncio.create_task(executor(validated, ctx if tool.uses_context else None))
+    traced = worker_span(
+        tool.name, request["call_id"], request.get("traceparent"), host.executor_id
+    )
+    task = asyncio.create_task(
+        executor(validated, ctx if tool.uses_context else None),
+        context=None if traced is None else traced.context,
+    )
     wf = DBOS.workflow_id
     assert wf is not None
     watch = asyncio.create_task(
@@ -142,6 +150,14 @@ async def _run_tool(
     finally:
         watch.cancel()
         await stream.close()
+    outcome = _finished(task, token)
+    if traced is not None:
+        traced.end(outcome)
+    return outcome
+
+
+def _finished(task: asyncio.Task[Any], token: CancelToken) -> dict[str, Any]:
+    """The tool task's outcome as plain data."""
     if task.cancelled():
         return error_payload(Cancelled(token.reason))
     error = task.exception()
@@ -293,8 +309,9 @@ def run_worker(
     """
     global _host
     deps = deps if deps is not None else agent.deps
-    _host = _Host(agent, deps, agent.cancel_grace if grace is None else grace)
-    DBOS(config=dbos_config(database_url, executor_id or default_executor_id()))
+    executor_id = executor_id or default_executor_id()
+    _host = _Host(agent, deps, agent.cancel_grace if grace is None else grace, executor_id)
+    DBOS(config=dbos_config(database_url, executor_id))
     DBOS.listen_queues([TOOLS_QUEUE])
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):

@@ -14,7 +14,8 @@ workflow's status and cancels the tool's token, then its task after a grace.
 The web side talks to DBOS through a ``DBOSClient``: it needs no launched DBOS,
 and it never records steps in a workflow of the calling process (a segment's).
 
-At most once unless idempotent, whatever dies: see ``_worker``.
+At most once unless idempotent, whatever dies: see ``_worker``. One trace across both
+processes: see ``_tracing``.
 
 What does not cross: a worker's tool gets the worker's own deps (the agent's
 ``deps``, or ``run_worker(deps=...)``), a fresh state document, and no sub-agent
@@ -47,6 +48,7 @@ from ._crossing import (
     outcome,
     workflow_id,
 )
+from ._tracing import current_traceparent
 
 if TYPE_CHECKING:
     from ..run import Agent
@@ -141,6 +143,7 @@ class ToolWorkers:
             "thread_id": run.thread_id if run is not None else "",
             "meta": ctx.meta,
             "scope": ctx.scope,
+            "traceparent": current_traceparent(),
         }
         client = await self.client()
         options: EnqueueOptions = {
