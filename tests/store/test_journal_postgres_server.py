@@ -113,8 +113,9 @@ def test_a_stopped_postgres_ends_a_request_at_once(
         started = time.monotonic()
         refused = post(url, "t-stop", "while stopped", timeout=20)
         assert time.monotonic() - started < 10
-        assert refused.status_code >= 500, refused.text  # 503 once the server maps
-        # store.database_errors() as it maps sqlite3.Error (server/_start.py)
+        assert refused.status_code == 503, refused.text
+        assert refused.json()["error"]["code"] == "journal_unavailable"
+        assert "127.0.0.1" not in refused.text and str(postgres_url.server.port) not in refused.text
     finally:
         postgres_url.start()
     assert said(post(url, "t-stop", "back")) == "You said: back"

@@ -69,6 +69,8 @@ def create_app(
             Route("/agui", preflight, methods=["OPTIONS"]),
             Route("/api/chat", endpoints.handle_chat, methods=["POST"]),
             Route("/api/chat", preflight, methods=["OPTIONS"]),
+            Route("/api/chat/{chat_id}/stream", endpoints.handle_chat_resume, methods=["GET"]),
+            Route("/api/chat/{chat_id}/stream", preflight, methods=["OPTIONS"]),
             Route("/runs/{run_id}/events", endpoints.handle_replay, methods=["GET"]),
             Route("/runs/{run_id}/events", preflight, methods=["OPTIONS"]),
             Route("/", endpoints.handle_page, methods=["GET"]),

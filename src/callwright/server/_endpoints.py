@@ -10,6 +10,7 @@ authentication and dependency injection, passed to each call.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import KW_ONLY, dataclass, field
@@ -61,10 +62,10 @@ class Endpoints(Generic[DepsT]):
     """callwright's HTTP endpoints for one agent, to mount in any Starlette/FastAPI app.
 
     ``create_app`` mounts them at ``POST /agui``, ``POST /api/chat``,
-    ``GET /runs/{run_id}/events``, ``GET /`` and ``GET /playground.js`` (and
-    ``OPTIONS`` for CORS preflights). In your own app, either give them your
-    ``authenticate`` and ``deps_factory`` hooks, or call them from your routes after
-    your own authentication::
+    ``GET /api/chat/{chat_id}/stream``, ``GET /runs/{run_id}/events``, ``GET /`` and
+    ``GET /playground.js`` (and ``OPTIONS`` for CORS preflights). In your own app,
+    either give them your ``authenticate`` and ``deps_factory`` hooks, or call them from
+    your routes after your own authentication::
 
         endpoints = Endpoints(agent, journal=SQLiteJournal("runs.db"))
         app = FastAPI(lifespan=endpoints.lifespan)
@@ -198,6 +199,28 @@ class Endpoints(Generic[DepsT]):
             return self._refuse(request, error)
         headers = {**agui.AGUIEncoder.headers, **self._headers(request)}
         return await replay_response(self.journal, segment, after, principal or "", headers)
+
+    async def handle_chat_resume(
+        self, request: Request, *, chat_id: str | None = None, principal: str | None = None
+    ) -> Response:
+        """``GET /api/chat/{chat_id}/stream``: the AI SDK's resume request (``resumeStream()``,
+        ``useChat({ resume: true })``). The chat's running stream from its first frame, then
+        live, from whichever replica holds it; 204 when nothing runs in the chat (what the
+        AI SDK expects). ``chat_id`` defaults to the route's ``{chat_id}``."""
+        try:
+            principal = await self._principal(request, principal, body=False)
+            thread = chat_id if chat_id is not None else str(request.path_params.get("chat_id"))
+            client_id(thread, "the chat id")
+        except WireError as exc:
+            return self._refuse(request, exc)
+        headers = self._headers(request)
+        if self.journal is None:
+            return Response(status_code=204, headers=headers)
+        segment = await asyncio.to_thread(self.journal.live_segment, thread, principal or "")
+        if segment is None:
+            return Response(status_code=204, headers=headers)
+        headers = {**aisdk.AISDKEncoder.headers, **headers}
+        return await replay_response(self.journal, segment, 0, principal or "", headers)
 
     async def handle_page(self, request: Request) -> Response:
         """``GET`` the playground page. It loads ``/playground.js`` and talks to ``/agui``

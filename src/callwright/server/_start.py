@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import sqlite3
 import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic
@@ -22,7 +21,15 @@ from ..context import DepsT
 from ..elicitation import InputAnswer
 from ..messages import AssistantMessage, Message
 from ..run import Run
-from ..store import Answer, ApprovalSigner, Journal, Recorder, Rejected, begin_journaled
+from ..store import (
+    Answer,
+    ApprovalSigner,
+    Journal,
+    Recorder,
+    Rejected,
+    begin_journaled,
+    database_errors,
+)
 from ..toolbox import Toolbox, ToolConflict
 from ..wire import ApprovalClaim, RunInput, WireError, resolve_claims
 from ..wire._base import SSEEncoder
@@ -165,9 +172,11 @@ async def _start_journaled(
         )
     except Rejected as exc:
         raise WireError(exc.message, exc.code, exc.status) from None
-    except sqlite3.Error as exc:
+    except database_errors() as exc:  # the class only: a driver's text may name the host
         raise WireError(
-            f"the run journal is unavailable ({exc}); try again later", "journal_unavailable", 503
+            f"the run journal is unavailable ({type(exc).__name__}); try again later",
+            "journal_unavailable",
+            503,
         ) from None
     remembered = endpoints._threads.approvals.of(request.principal or "", thread_id)
     _carry_extras(run, [c.decision for c in run_input.claims if isinstance(c.decision, Decision)])

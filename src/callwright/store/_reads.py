@@ -116,6 +116,16 @@ class JournalReads:
         row = self._segment(request_id, principal)
         return row is None or row[1] != "running"
 
+    def live_segment(self, thread_id: str, principal: str = "") -> str | None:
+        """The request id of the thread's running segment, if any (the AI SDK's resume
+        request names the chat, not the run)."""
+        rows = self._read(
+            "SELECT request_id FROM segments WHERE principal = ? AND thread_id = ? "
+            "AND status = 'running' AND purged = 0 ORDER BY id DESC LIMIT 1",
+            (principal, thread_id),
+        )
+        return str(rows[0][0]) if rows else None
+
     def snapshot(self) -> dict[str, list[tuple[Any, ...]]]:
         """Every row of every table but the process leases: tests compare it before and
         after a refused request."""

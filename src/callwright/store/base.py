@@ -264,6 +264,10 @@ class Journal(Protocol):
 
     def segment_done(self, request_id: str, principal: str = "") -> bool: ...
 
+    def live_segment(self, thread_id: str, principal: str = "") -> str | None:
+        """The request id of the thread's running segment (None when nothing runs in it)."""
+        ...
+
     def release(self, segment: Segment, unwritten: list[tuple[str, Any]] | None = None) -> None:
         """The process is done with the segment. If it is still running in the journal
         (a write failed), settle it now or, failing that, on the next heartbeat;
