@@ -188,6 +188,7 @@ def test_a_proxy_keeps_the_blueprint_and_the_order(monkeypatch: pytest.MonkeyPat
         assert proxy is not tool and proxy.executor is not tool.executor
         blueprint = ("description", "parameters", "requires_approval", "timeout", "idempotent")
         assert [getattr(proxy, f) for f in blueprint] == [getattr(tool, f) for f in blueprint]
+    assert workers.apply(agent.toolbox) == []  # applied twice: the proxies stay as they are
     marked_only = make_agent()
     monkeypatch.delenv("CALLWRIGHT_ALL_TOOLS_ON_WORKERS")
     use_tool_workers(marked_only, "sqlite:///unused.sqlite")

@@ -74,7 +74,8 @@ class ToolWorkers:
     _lock: asyncio.Lock | None = field(default=None, init=False, repr=False)
 
     def runs_on_workers(self, tool: Tool) -> bool:
-        if tool.client or tool.executor is None:
+        """Whether ``apply`` proxies the tool (never one it proxied already)."""
+        if tool.client or tool.executor is None or is_proxy(tool):
             return False
         return tool.on_workers or self.all_tools
 
@@ -95,10 +96,7 @@ class ToolWorkers:
             check(arguments)  # the web side refuses bad arguments before enqueueing
             return dict(arguments)  # the worker validates again, into its own types
 
-        async def execute(arguments: Any, ctx: ToolContext[Any] | None) -> Any:
-            assert ctx is not None  # uses_context
-            return await self.call(tool.name, arguments, ctx)
-
+        execute = _Proxy(self, tool.name).run
         return dataclasses.replace(tool, executor=execute, validator=validate, uses_context=True)
 
     async def client(self) -> DBOSClient:
@@ -182,6 +180,24 @@ class ToolWorkers:
                 ctx.update(item.get("value"))
             else:
                 ctx.progress(str(item.get("text", "")), item.get("fraction"))
+
+
+@dataclass(frozen=True, slots=True)
+class _Proxy:
+    """A proxy's code: a bound coroutine method, so ``Tool`` keeps it on the loop and
+    ``is_proxy`` knows it."""
+
+    workers: ToolWorkers
+    name: str
+
+    async def run(self, arguments: Any, ctx: ToolContext[Any] | None) -> Any:
+        assert ctx is not None  # uses_context
+        return await self.workers.call(self.name, arguments, ctx)
+
+
+def is_proxy(tool: Tool) -> bool:
+    """Whether the tool's calls run on workers (it is a proxy ``ToolWorkers`` made)."""
+    return isinstance(getattr(tool.executor, "__self__", None), _Proxy)
 
 
 async def _cancel(client: DBOSClient, wf: str) -> None:
