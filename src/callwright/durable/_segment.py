@@ -17,7 +17,11 @@ steps: a recovered segment continues from what the journal committed, and a
 workflow's step ids must replay in the same order on recovery, which a run that
 streams tool progress in parallel cannot promise. The journal's operation rows
 keep the step guarantee (a result is read back, a started call is not re-run
-unless idempotent) without that constraint.
+unless idempotent) without that constraint. For the same reason a run's frames go to
+the journal's event log rather than a DBOS stream: each chunk is written in the same
+transaction as the operation rows it precedes (a tool's ``started`` row with the frames
+before it), so a reader on another replica never sees a tool begin that the journal
+does not know of. (Tool workers, whose progress has no such row, use a DBOS stream.)
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from .._approvals import ThreadApprovals
 from ..call import Interrupted
 from ..events import Event, RunStarted, ToolCallResult
 from ..messages import AssistantMessage, ToolResultMessage
@@ -105,8 +110,9 @@ def tool_definitions(tools: list[Tool]) -> list[dict[str, Any]]:
 
 
 def continued_run(agent: Agent[Any, Any], started: Started, spec: SegmentSpec) -> Run[Any, Any]:
-    """The run of a reopened segment, from the journal's history (deps: the agent's own;
-    a request's deps did not survive its process)."""
+    """The run of a reopened segment, from the journal's history, the decisions kept for
+    its calls and the thread's remembered approvals (deps: the agent's own; a request's
+    deps did not survive its process)."""
     run = agent.start(
         messages=started.history,
         decisions=started.decisions,
@@ -115,6 +121,7 @@ def continued_run(agent: Agent[Any, Any], started: Started, spec: SegmentSpec) -
         state=started.state,
         run_id=started.segment.request_id,
         thread_id=started.segment.thread_id,
+        thread_approvals=ThreadApprovals(started.thread_approvals),
     )
     started.committed = list(run.messages)  # the same objects: commits diff by identity
     run.scope.forwarded_props.update(spec.forwarded_props)
