@@ -86,17 +86,7 @@ async def test_a_writer_without_a_destructive_hint_asks(changing_stdio: Any) -> 
     assert result.status == "paused" and result.pending[0].kind == "approval"
 
 
-FIRST_RUN_GAP = (
-    "store/recorder.py reads the idempotent tools when the Recorder is made, before the "
-    "run lists its MCP servers: in a process's first run their calls are journaled as "
-    "not idempotent (read the flag per call in _on_model_response instead)"
-)
-
-
-@pytest.mark.parametrize(
-    "listed_before",
-    [True, pytest.param(False, marks=pytest.mark.xfail(reason=FIRST_RUN_GAP, strict=False))],
-)
+@pytest.mark.parametrize("listed_before", [True, False])
 async def test_an_interrupted_idempotent_mcp_call_runs_again_on_resume(
     tmp_path: Path, everything_stdio: Any, listed_before: bool
 ) -> None:
@@ -104,7 +94,9 @@ async def test_an_interrupted_idempotent_mcp_call_runs_again_on_resume(
     ``idempotentHint``) runs again when the thread resumes, the other
     (``toggle-simulated-logging``) is settled as interrupted. Recovery is given no tool
     names, as at a server's start-up before any MCP server is listed: the flag travels
-    in the journal's operation rows."""
+    in the journal's operation rows, read per call (``listed_before=False``: the run
+    lists the MCP server's tools itself, after its recorder was made, as in a process's
+    first run)."""
     turn = [
         call("get-sum", {"a": 2, "b": 3}, id="sum"),
         call("toggle-simulated-logging", {}, id="log"),

@@ -25,7 +25,6 @@ from callwright.mcp import MCPServer
 from callwright.messages import ToolResultMessage, UserMessage
 from callwright.models import ModelRequest, ScriptedModel, call
 from callwright.server import create_app
-from callwright.store import SQLiteJournal
 from live_server import Server
 
 EVENT = TypeAdapter(AGUIEvent)
@@ -210,24 +209,6 @@ def test_ai_sdk_data_part_and_add_tool_output(server: Server) -> None:
     assert "".join(f.get("delta", "") for f in second if f["type"] == "text-delta").startswith(
         "Done: "
     )
-
-
-def test_the_journal_refuses_answers_it_cannot_keep(
-    everything_command: list[str], tmp_path: Any
-) -> None:
-    journal = SQLiteJournal(str(tmp_path / "runs.db"))
-    agent = make_agent(everything(everything_command))
-    with (
-        Server(create_app(agent, journal=journal)) as running,
-        httpx.Client(base_url=running.url, timeout=60) as client,
-    ):
-        thread = f"t-{uuid.uuid4().hex}"
-        entry = {"interruptId": "inp_x", "status": "resolved", "payload": {"name": "A"}}
-        user = [{"id": "u1", "role": "user", "content": "hi"}]
-        refused = client.post("/agui", json=agui_body(thread, user, resume=[entry]))
-    journal.close()
-    assert refused.status_code == 409
-    assert refused.json()["error"]["code"] == "input_not_journaled"
 
 
 def test_the_app_lifespan_closes_the_sessions(everything_command: list[str]) -> None:

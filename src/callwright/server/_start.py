@@ -10,7 +10,6 @@ get one answer in every mode (``wire._common.checked_edit``).
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import uuid
 from dataclasses import dataclass
@@ -131,30 +130,14 @@ async def _start_journaled(
     belongs to (``request.principal``, ``""`` without authentication) and whether a
     run is going on in it. The client's messages contribute new user messages and
     client-tool results, its claims become answers the journal checks, and its
-    ``state`` is taken only for a new thread."""
+    ``state`` is taken only for a new thread. The thread's remembered approvals
+    (``remember: "thread"``) come from the journal too, so that they survive a restart
+    and hold on every replica: the in-process memory is not used here."""
     run_input = request.input
     thread_id = run_input.thread_id
     if not thread_id:
         raise WireError("a thread id is required (threadId / id)", "missing_thread_id")
-    if any(isinstance(claim.decision, InputAnswer) for claim in run_input.claims):
-        raise WireError(
-            "answers to a tool's question are not kept in the run journal yet: serve without "
-            "--db to use MCP elicitation",
-            "input_not_journaled",
-            409,
-        )
-    answers = [
-        Answer(
-            "approval",
-            claim.call_id,
-            claim.approval_id,
-            claim.decision.approved,
-            claim.decision.reason,
-            arguments=claim.decision.arguments,
-        )
-        for claim in run_input.claims
-        if isinstance(claim.decision, Decision)
-    ]
+    answers = [_answer(claim) for claim in run_input.claims]
     try:
         run, recorder = await begin_journaled(
             journal,
@@ -178,31 +161,27 @@ async def _start_journaled(
             "journal_unavailable",
             503,
         ) from None
-    remembered = endpoints._threads.approvals.of(request.principal or "", thread_id)
-    _carry_extras(run, [c.decision for c in run_input.claims if isinstance(c.decision, Decision)])
-    run.scope = dataclasses.replace(run.scope, thread_approvals=remembered)
     return run, recorder
 
 
-def _carry_extras(run: Run[Any, Any], decisions: list[Decision]) -> None:
-    """What the journal does not keep of an answer yet (``data`` for the tool, ``remember``),
-    carried from the request to the run it starts, in this process only.
-
-    The journal's decisions come back keyed by call in the order of the answers (an
-    AG-UI answer names only its approval, not its call), so they pair with the
-    request's decisions by position. A run recovered after a crash runs without them.
-    """
-    journaled = run.decisions
-    if len(journaled) != len(decisions) or not any(
-        d.data is not None or d.remember for d in decisions
-    ):
-        return
-    run.decisions = {
-        call_id: dataclasses.replace(decision, data=sent.data, remember=sent.remember)
-        if isinstance(decision, Decision)
-        else decision
-        for (call_id, decision), sent in zip(journaled.items(), decisions, strict=True)
-    }
+def _answer(claim: ApprovalClaim) -> Answer:
+    """A claim as the journal checks it: an approval's decision (with its ``data`` and
+    ``remember``, which the journal keeps), or the answer to a tool's question."""
+    answer = claim.decision
+    if isinstance(answer, InputAnswer):
+        return Answer(
+            "input", claim.call_id, claim.approval_id, action=answer.action, content=answer.content
+        )
+    return Answer(
+        "approval",
+        claim.call_id,
+        claim.approval_id,
+        answer.approved,
+        answer.reason,
+        arguments=answer.arguments,
+        data=answer.data,
+        remember=answer.remember,
+    )
 
 
 def _closing_frame(encoder: SSEEncoder | None) -> bytes:

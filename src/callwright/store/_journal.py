@@ -31,6 +31,8 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
+from ..call import Decision
+from ..elicitation import InputAnswer
 from ..messages import Message
 from . import _owners
 from ._input import split_request
@@ -43,12 +45,14 @@ from ._rows import (
     close,
     complete,
     fence,
+    kept_decisions,
     load_history,
     open_pending,
     operation_row,
     pending_row,
     purge,
     take_answers,
+    thread_approvals,
     upsert_thread_and_run,
     write_messages,
 )
@@ -75,12 +79,15 @@ DAY = 86_400.0
 STORED_ONCE_BYTES = 16 * 1024
 JOURNAL_FAILED = "the run journal could not be written during the run"
 PENDING_UPSERT = (
-    "INSERT INTO pending VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?) "
+    "INSERT INTO pending (thread_id, call_id, run_id, kind, approval_id, tool_name, "
+    "arguments, reason_for_call, created_at, principal, request) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
     "ON CONFLICT (thread_id, call_id) DO UPDATE SET run_id = excluded.run_id, "
     "kind = excluded.kind, approval_id = excluded.approval_id, "
     "tool_name = excluded.tool_name, arguments = excluded.arguments, "
     "reason_for_call = excluded.reason_for_call, created_at = excluded.created_at, "
-    "resolved_at = NULL, principal = excluded.principal"
+    "resolved_at = NULL, principal = excluded.principal, request = excluded.request, "
+    "answer = NULL, remember = NULL"
 )
 
 
@@ -248,7 +255,7 @@ class SQLJournal(JournalReads, TakeOver):
                 db, thread_id, run_id, request_id, principal, answers, now, closing
             )
             if answers:
-                take_answers(db, segment, answers, call_ids, [*decisions, *results], now)
+                take_answers(db, segment, answers, call_ids, decisions, now)
             elif new and open_rows:  # the user moved on: the loop skips those calls
                 db.execute(
                     "UPDATE pending SET resolved_at = ? "
@@ -261,14 +268,13 @@ class SQLJournal(JournalReads, TakeOver):
             if appended:
                 write_messages(db, thread_id, segment.run_id, len(history), appended, self.limits)
                 history += appended
-            next_op = 1
-            if run_id is not None:
-                next_op = db.execute(
-                    "SELECT COALESCE(MAX(seq), 0) + 1 FROM operations WHERE run_id = ?", (run_id,)
-                ).fetchone()[0]
+            next_op, decisions = _resumed(db, run_id, thread_id, history, decisions)
+            remembered = thread_approvals(db, thread_id, principal)
             if self._owner is not None:
                 self._live.add(segment.id)
-        return Started(segment, history, decisions, saved_state, list(history), int(next_op))
+        return Started(
+            segment, history, decisions, saved_state, list(history), next_op, 0, remembered
+        )
 
     def _insert_segment(
         self,
@@ -522,6 +528,23 @@ RUNNING = (
     "SELECT r.id, r.thread_id, s.id, s.owner FROM runs r LEFT JOIN segments s "
     "ON s.run_id = r.id AND s.status = 'running' WHERE r.status = 'running' "
 )
+
+
+def _resumed(
+    db: Db,
+    run_id: str | None,
+    thread_id: str,
+    history: list[Message],
+    decisions: dict[str, Decision | InputAnswer],
+) -> tuple[int, dict[str, Decision | InputAnswer]]:
+    """A resumed run's next operation, and its decisions: the request's, and those kept
+    for calls approved (or denied) before its process stopped and not run yet."""
+    if run_id is None:
+        return 1, decisions
+    next_op = db.execute(
+        "SELECT COALESCE(MAX(seq), 0) + 1 FROM operations WHERE run_id = ?", (run_id,)
+    ).fetchone()[0]
+    return int(next_op), {**kept_decisions(db, thread_id, history), **decisions}
 
 
 def _busy(thread_id: str) -> Rejected:

@@ -20,7 +20,7 @@ import functools
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ._schema import RUNNING_INDEX, TABLES, V2_TABLES
+from ._schema import ADDED_COLUMNS, RUNNING_INDEX, TABLES, V2_TABLES
 from ._sql import Cursor
 
 if TYPE_CHECKING:
@@ -157,10 +157,25 @@ def prepare(db: PgDb) -> None:
         for statement in ddl(TABLES + V2_TABLES).split(";"):
             if statement.strip():
                 db.execute(statement)
-        db.execute("ALTER TABLE owners ADD COLUMN IF NOT EXISTS taken_by TEXT")
+        _add_columns(db)
         db.execute(RUNNING_INDEX)
     except BaseException:
         if db.in_transaction:
             db.execute("ROLLBACK")
         raise
     db.execute("COMMIT")
+
+
+def _add_columns(db: PgDb) -> None:
+    """The columns added since the tables were first made, where missing (looked up first:
+    an ``ALTER TABLE`` locks its table even when it has nothing to do)."""
+    have = {
+        (table, column)
+        for table, column in db.execute(
+            "SELECT table_name, column_name FROM information_schema.columns "
+            "WHERE table_schema = current_schema()"
+        )
+    }
+    for table, column in ADDED_COLUMNS:
+        if (table, column.split()[0]) not in have:
+            db.execute(f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS{ddl(' ' + column)}")

@@ -5,10 +5,18 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..messages import Message, message_from_dict
+from ..call import Decision
+from ..elicitation import InputAnswer
+from ..messages import AssistantMessage, Message, ToolResultMessage, message_from_dict
 from ._caps import cap_output, message_body
 from ._sql import Db
-from ._verify import PENDING_COLUMNS, pending_record
+from ._verify import (
+    PENDING_COLUMNS,
+    answered_decision,
+    decision_json,
+    pending_record,
+    request_json,
+)
 from .base import Answer, JournalLimits, PendingRecord, Rejected, Segment, canonical_json, digest
 
 
@@ -115,15 +123,28 @@ def take_answers(
     segment: Segment,
     answers: list[Answer],
     call_ids: list[str],
-    resolved: list[str],
+    decisions: dict[str, Decision | InputAnswer],
     now: float,
 ) -> None:
-    """Resolve the answered pending calls and keep each answer as an inbox row."""
+    """Resolve the answered pending calls and keep each answer as an inbox row; an
+    approval's row keeps the decision (what recovery gives a call approved but not yet
+    run) and ``remember = 'thread'`` when the human allowed the tool for the thread."""
     if not answers:
         return
+    updates = []
+    for call_id in call_ids:
+        decision = decisions.get(call_id)
+        kept = decision_json(decision) if isinstance(decision, Decision) else None
+        remember = (
+            "thread"
+            if isinstance(decision, Decision) and decision.approved and decision.remember
+            else None
+        )
+        updates.append((now, kept, remember, segment.thread_id, call_id))
     db.executemany(
-        "UPDATE pending SET resolved_at = ? WHERE thread_id = ? AND call_id = ?",
-        [(now, segment.thread_id, call_id) for call_id in resolved],
+        "UPDATE pending SET resolved_at = ?, answer = ?, remember = ? "
+        "WHERE thread_id = ? AND call_id = ?",
+        updates,
     )
     db.executemany(
         "INSERT INTO inbox (thread_id, run_id, call_id, kind, payload, dedup_key, created_at, "
@@ -235,6 +256,7 @@ def pending_row(p: PendingRecord, principal: str, now: float) -> tuple[Any, ...]
         p.reason_for_call,
         now,
         principal,
+        request_json(p.request),
     )
 
 
@@ -277,4 +299,45 @@ def answer_payload(answer: Answer) -> dict[str, Any]:
         "arguments": answer.arguments,
         "result": answer.result,
         "is_error": answer.is_error,
+        "action": answer.action,
+        "content": answer.content,
+        "data": answer.data,
+        "remember": answer.remember,
     }
+
+
+THREAD_APPROVALS = 64
+"""The most tools a thread's remembered approvals hold when read back (the latest)."""
+
+
+def thread_approvals(db: Db, thread_id: str, principal: str) -> list[str]:
+    """The tools a human allowed for the rest of the thread, oldest first (the most
+    recent ``THREAD_APPROVALS``)."""
+    rows = db.execute(
+        "SELECT tool_name FROM pending WHERE thread_id = ? AND principal = ? "
+        "AND remember = 'thread' GROUP BY tool_name ORDER BY MAX(resolved_at) DESC LIMIT ?",
+        (thread_id, principal, THREAD_APPROVALS),
+    ).fetchall()
+    return [name for (name,) in reversed(rows)]
+
+
+def kept_decisions(db: Db, thread_id: str, history: list[Message]) -> dict[str, Decision]:
+    """The decisions given for the last reply's calls that have no result yet (approved,
+    or denied, before the process running them stopped): a recovered run applies them
+    instead of asking again."""
+    last = next((m for m in reversed(history) if isinstance(m, AssistantMessage)), None)
+    if last is None or not last.tool_calls:
+        return {}
+    done = {m.call_id for m in history if isinstance(m, ToolResultMessage)}
+    open_calls = [p.id for p in last.tool_calls if p.id not in done]
+    decisions: dict[str, Decision] = {}
+    for call_id in open_calls:
+        row = db.execute(
+            "SELECT answer FROM pending WHERE thread_id = ? AND call_id = ? "
+            "AND kind = 'approval' AND resolved_at IS NOT NULL",
+            (thread_id, call_id),
+        ).fetchone()
+        decision = answered_decision(row[0]) if row is not None else None
+        if decision is not None:
+            decisions[call_id] = decision
+    return decisions

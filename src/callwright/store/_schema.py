@@ -3,7 +3,8 @@
 ``PRAGMA user_version`` holds the layout: 0 is an empty file or the first
 layout (no principals, owners or segment ids), 2 is this one (a file of layout 2
 whose owners cannot be taken over yet gets ``owners.taken_by`` and the index of running
-segments when opened). Migrating
+segments when opened, and one without them the ``pending`` columns of questions and
+kept answers, ``ADDED_COLUMNS``). Migrating
 adds the
 new columns (existing rows belong to the principal ``""``), gives segments an id
 and keys the event log by it (a row per chunk of frames, not per frame); a run id
@@ -40,7 +41,8 @@ CREATE INDEX IF NOT EXISTS operations_by_call ON operations (run_id, call_id);
 CREATE TABLE IF NOT EXISTS pending (
     thread_id TEXT, call_id TEXT, run_id TEXT, kind TEXT, approval_id TEXT UNIQUE,
     tool_name TEXT, arguments TEXT, reason_for_call TEXT, created_at REAL,
-    resolved_at REAL, principal TEXT NOT NULL DEFAULT '', PRIMARY KEY (thread_id, call_id));
+    resolved_at REAL, principal TEXT NOT NULL DEFAULT '', request TEXT, answer TEXT,
+    remember TEXT, PRIMARY KEY (thread_id, call_id));
 CREATE TABLE IF NOT EXISTS inbox (
     id INTEGER PRIMARY KEY, thread_id TEXT, run_id TEXT, call_id TEXT, kind TEXT,
     payload TEXT, dedup_key TEXT UNIQUE, created_at REAL, principal TEXT NOT NULL DEFAULT '');
@@ -66,14 +68,20 @@ RUNNING_INDEX = (
 )
 """The running segments by owner (what recovery and take-over look up on every beat)."""
 
-_ADDED_COLUMNS = [
+ADDED_COLUMNS = [
     ("threads", "principal TEXT NOT NULL DEFAULT ''"),
     ("runs", "principal TEXT NOT NULL DEFAULT ''"),
     ("pending", "principal TEXT NOT NULL DEFAULT ''"),
     ("inbox", "principal TEXT NOT NULL DEFAULT ''"),
     ("operations", "idempotent INTEGER NOT NULL DEFAULT 0"),
     ("owners", "taken_by TEXT"),
+    ("pending", "request TEXT"),
+    ("pending", "answer TEXT"),
+    ("pending", "remember TEXT"),
 ]
+"""Columns added since a table was first made: an older file gets them when opened
+(``pending.request``: a question's JSON; ``answer``: the decision taken, for recovery;
+``remember``: ``'thread'`` on an approval a human gave for the rest of the thread)."""
 
 
 def connect(path: str, busy_seconds: float) -> SQLiteDb:
@@ -131,7 +139,11 @@ def _current(db: sqlite3.Connection) -> bool:
     index = db.execute(
         "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'segments_running'"
     ).fetchone()
-    return index is not None and "taken_by" in _columns(db, "owners")
+    return (
+        index is not None
+        and "taken_by" in _columns(db, "owners")
+        and "remember" in _columns(db, "pending")
+    )
 
 
 def _has_table(db: sqlite3.Connection, name: str) -> bool:
@@ -146,7 +158,7 @@ def _columns(db: sqlite3.Connection, table: str) -> set[str]:
 
 
 def _add_columns(db: sqlite3.Connection) -> None:
-    for table, column in _ADDED_COLUMNS:
+    for table, column in ADDED_COLUMNS:
         if _has_table(db, table) and column.split()[0] not in _columns(db, table):
             db.execute(f'ALTER TABLE "{table}" ADD COLUMN {column}')
 

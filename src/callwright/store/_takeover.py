@@ -16,8 +16,11 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any, TypeVar
 
+from ..call import Decision
+from ..elicitation import InputAnswer
 from . import _owners
 from ._recovery import rebuild
+from ._rows import kept_decisions, thread_approvals
 from ._sql import Db
 from .base import JournalLimits, Segment, Started
 
@@ -98,7 +101,8 @@ class TakeOver:
 
         Completed operations get their journaled results, a started call of a tool
         not in ``idempotent`` an "interrupted" error; calls that never started and
-        idempotent ones stay open, for the run to execute. Returns None when the
+        idempotent ones stay open, for the run to execute (with the decision a human
+        gave, where the call was approved: ``Started.decisions``). Returns None when the
         segment is not running, or its owner is live (another process, or this one
         running it now); whoever claimed the gone owner does not matter (the process
         DBOS gives the recovered workflow continues it). ``principal``: the
@@ -122,9 +126,14 @@ class TakeOver:
             db.execute("UPDATE segments SET owner = ? WHERE id = ?", (owner, seg_id))
             history = rebuild(db, run_id, thread_id, self._idempotent, self.limits)
             state, next_op, offset = _resume_point(db, run_id, thread_id, seg_id)
+            decisions: dict[str, Decision | InputAnswer] = {}
+            decisions.update(kept_decisions(db, thread_id, history))
+            remembered = thread_approvals(db, thread_id, seg_principal)
         self._live.add(seg_id)
         segment = Segment(thread_id, run_id, seq, request_id, seg_id, seg_principal)
-        return Started(segment, history, {}, state, list(history), next_op, offset)
+        return Started(
+            segment, history, decisions, state, list(history), next_op, offset, remembered
+        )
 
     def _may_take(self, db: Db, seg_owner: str | None, seg_id: int, now: float) -> bool:
         if seg_owner is not None and seg_owner == self._owner:

@@ -47,9 +47,12 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeVar
 
 from ..call import Decision
+from ..elicitation import InputAction, InputAnswer, InputRequest
 from ..messages import Message
 
-PendingKind = Literal["approval", "client"]
+PendingKind = Literal["approval", "client", "input"]
+"""What a pending call waits for: a human's approval, a front end's result (a client
+tool), or a human's answer to the question a running tool asked (MCP elicitation)."""
 T = TypeVar("T")
 
 
@@ -116,13 +119,18 @@ class PendingRecord:
     tool_name: str
     arguments: dict[str, Any]
     approval_id: str | None = None
+    """The id an answer must carry: an approval's, or a question's (``inp_...``)."""
     reason_for_call: str | None = None
     created_at: float = 0.0
+    request: InputRequest | None = None
+    """The question of a call of kind ``input``, its ``state`` included (the tool's, kept
+    here and never sent to a client)."""
 
 
 @dataclass(slots=True)
 class Answer:
-    """What a client sent back for a pending call: a decision, or a client tool's result."""
+    """What a client sent back for a pending call: a decision, a client tool's result, or
+    the answer to a tool's question (kind ``input``, ``approval_id`` the ``inp_...`` id)."""
 
     kind: PendingKind
     call_id: str | None = None
@@ -135,6 +143,14 @@ class Answer:
     result: str | None = None
     """A client tool's output, as the model will see it."""
     is_error: bool = False
+    action: InputAction | None = None
+    """An answer to a question: ``accept``, ``decline`` or ``cancel``."""
+    content: dict[str, Any] | None = None
+    """An answer to a question: the filled-in form (for ``accept``)."""
+    data: Any = None
+    """An approval's data for the tool (``ctx.approval.data``); kept with the answer."""
+    remember: str | None = None
+    """An approval's ``"thread"``: the tool is allowed for the rest of the thread."""
 
 
 @dataclass(slots=True)
@@ -157,7 +173,7 @@ class Started:
 
     segment: Segment
     history: list[Message]
-    decisions: dict[str, Decision]
+    decisions: dict[str, Decision | InputAnswer]
     state: dict[str, Any] | None
     committed: list[Message] = field(default_factory=list)
     next_operation: int = 1
@@ -165,6 +181,9 @@ class Started:
     event_offset: int = 0
     """The last offset of the segment's event log (a segment continued by ``reopen``:
     its recorder goes on after it)."""
+    thread_approvals: list[str] = field(default_factory=list)
+    """The tools a human allowed for the rest of the thread (``remember="thread"``), oldest
+    first: the run starts with them in its ``ThreadApprovals``."""
 
 
 EditValidator = Callable[[dict[str, Any]], Any]

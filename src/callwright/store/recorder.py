@@ -33,6 +33,7 @@ from typing import Any
 from ..events import (
     ApprovalRequested,
     Event,
+    InputRequested,
     ModelResponse,
     RunError,
     RunFinished,
@@ -88,7 +89,6 @@ class Recorder:
         self._unplanned: dict[str, Any] | None = None
         self._writes: list[tuple[asyncio.Future[Any], list[_Outcome]]] = []
         self._unwritten: list[_Outcome] = []
-        self._idempotent = {t.name for t in getattr(run, "toolbox", ()) if t.idempotent}
         self._state_text = canonical_json(run.state.data) if hasattr(run, "state") else ""
 
     def record(self, event: Event, frame: bytes = b"") -> Awaitable[None] | None:
@@ -150,12 +150,19 @@ class Recorder:
                     "call_id": call.id,
                     "arguments": call.arguments,
                     "status": "planned",
-                    "idempotent": call.name in self._idempotent,
+                    "idempotent": self._idempotent(call.name),
                 }
             )
         self.op_seq += len(rows)
         self._unplanned = rows[0]
         self._do(self.journal.plan_operations, self.segment, rows, self._frames())
+
+    def _idempotent(self, name: str) -> bool:
+        """Read per call, from the run's toolbox as it is now: an MCP server's tools (and
+        their ``idempotentHint``) are listed when the run starts, after the recorder."""
+        toolbox = getattr(self.run, "toolbox", None)
+        tool = toolbox.get(name) if toolbox is not None else None
+        return bool(tool is not None and tool.idempotent)
 
     def _on_tool_started(self, event: Event) -> Awaitable[None] | None:
         assert isinstance(event, ToolExecutionStart)
@@ -190,6 +197,23 @@ class Recorder:
                 event.arguments,
                 event.approval_id,
                 event.reason_for_call,
+            )
+        )
+
+    def _on_input(self, event: Event) -> None:
+        """A running call asked a human (MCP elicitation): pending until answered, the
+        question (its state too) kept with it."""
+        assert isinstance(event, InputRequested)
+        self._pending.append(
+            PendingRecord(
+                self.segment.thread_id,
+                self.segment.run_id,
+                event.call_id,
+                "input",
+                event.tool_name,
+                event.arguments,
+                approval_id=event.request.id,
+                request=event.request,
             )
         )
 
@@ -337,6 +361,7 @@ _HANDLERS: dict[str, Callable[[Recorder, Any], Awaitable[None] | None]] = {
     ToolExecutionStart.type: Recorder._on_tool_started,
     ToolCallResult.type: Recorder._on_tool_result,
     ApprovalRequested.type: Recorder._on_approval,
+    InputRequested.type: Recorder._on_input,
     StepStarted.type: Recorder._on_step_started,
     StepFinished.type: Recorder._on_step_finished,
     RunFinished.type: Recorder._on_run_finished,

@@ -6,6 +6,7 @@ import functools
 from collections.abc import Iterable
 from typing import Any
 
+from .._approvals import ThreadApprovals
 from ..context import DepsT
 from ..messages import Message
 from ..run import Agent, Run
@@ -117,6 +118,7 @@ def _run(
         deps=deps,
         run_id=segment.request_id,  # what the client called this run; the journal's spans requests
         thread_id=segment.thread_id,
+        thread_approvals=ThreadApprovals(started.thread_approvals),
     )
     started.committed = list(run.messages)  # the same objects: commits diff by identity
     return run
