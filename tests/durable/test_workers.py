@@ -5,7 +5,8 @@ What must hold: the result arrives, progress and partial outputs arrive in order
 errors come back as error results of the same kind, the run's cancel and a tool's
 timeout reach the tool in the worker (it notes ``cancelled``), a retried enqueue
 does not run the tool again, and a worker SIGKILLed mid-tool gives, once its calls
-are recovered (by another process, or by the worker restarted with its id), the
+are recovered (by a live worker, by another process's ``recover_executor``, or by the
+worker restarted with its id), the
 interrupted error for a tool that is not idempotent (it ran once) and a second,
 successful run for one that is; a Postgres restart mid-tool loses nothing. "Ran" is
 counted from the lines the tools append to a side-effects file, whichever process ran
@@ -326,7 +327,12 @@ async def test_a_cancel_before_the_call_gives_cancelled(web: Web) -> None:
 
 @pytest.mark.parametrize(
     ("tool", "recovered_by"),
-    [("slow", "another process"), ("slow_idem", "another process"), ("slow", "a restart")],
+    [
+        ("slow", "a live worker"),
+        ("slow_idem", "a live worker"),
+        ("slow", "a restart"),
+        ("slow", "recover_executor"),
+    ],
 )
 async def test_a_worker_killed_mid_tool(
     postgres_url: Any,
@@ -338,7 +344,9 @@ async def test_a_worker_killed_mid_tool(
     database = postgres_url.fresh_database()
     effects = tmp_path / "side_effects.txt"
     monkeypatch.setenv("SIDE_EFFECTS", str(effects))
-    doomed = Worker(database, "worker-doomed", effects).start()
+    started = [Worker(database, "worker-a", effects).start()]
+    if recovered_by == "a live worker":  # it holds a lease, and watches the others'
+        started.append(Worker(database, "worker-b", effects).start())
     others: list[Worker] = []
     agent = make_agent()
     workers = ToolWorkers(database)
@@ -349,31 +357,32 @@ async def test_a_worker_killed_mid_tool(
             _collect(agent.stream(f'{tool} {{"seconds": 2, "tag": "{t}"}}'))
         )
         await wait_for(lambda: ran(effects, "start", t), 60)
+        (doomed,) = [w for w in started if w.pid == pid_of(ran(effects, "start", t)[0])]
+        others = [w for w in started if w is not doomed]
         await asyncio.sleep(0.3)
         doomed.kill()
         killed_at = time.monotonic()
         if recovered_by == "a restart":
-            others.append(Worker(database, "worker-doomed", effects).start())
-        else:
-            others.append(Worker(database, "worker-live", effects).start())
+            others.append(Worker(database, doomed.executor_id, effects).start())
+        elif recovered_by == "recover_executor":  # what a replica's take-over calls
             recovered = subprocess.run(
-                [sys.executable, "-c", RECOVER, database, "worker-doomed"],
+                [sys.executable, "-c", RECOVER, database, doomed.executor_id],
                 capture_output=True,
                 text=True,
                 timeout=60,
                 check=True,
             )
             assert "tool:" in recovered.stdout, recovered.stderr
+            others.append(Worker(database, "worker-c", effects).start())
         events = await asyncio.wait_for(run, 120)
         took = time.monotonic() - killed_at
     finally:
         workers.close()
-        doomed.stop()
-        for worker in others:
+        for worker in [*started, *others]:
             worker.stop()
     result = result_of(events)
     starts = ran(effects, "start", t)
-    seen = f"{result}\n{lines(effects)}\n" + "\n".join(w.log.read_text() for w in [doomed, *others])
+    seen = f"{result}\n{lines(effects)}\n" + "\n".join(w.log.read_text() for w in started)
     if tool == "slow_idem":
         assert (result.state, result.output) == ("output-available", f"{t} finished"), seen
         assert len(starts) == 2, seen  # run again on the live worker, to its end
@@ -385,6 +394,8 @@ async def test_a_worker_killed_mid_tool(
             "Interrupted: the server stopped while this tool was running; it was not run again."
         )
         assert len(starts) == 1 and ran(effects, "end", t) == [], seen  # ran once, never again
+    if recovered_by == "a live worker" and tool == "slow":
+        assert took < 10, seen  # seen gone at once (same host), claimed, answered
     assert took < 90, seen  # two processes start in it (a worker, and one that recovers)
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import logging
 import os
 import signal
 import socket
@@ -47,6 +48,9 @@ from ._tracing import worker_span
 
 if TYPE_CHECKING:
     from ..run import Agent
+    from ..store import Journal
+
+log = logging.getLogger("callwright.durable")
 
 
 @dataclass(frozen=True, slots=True)
@@ -298,35 +302,109 @@ def run_worker(
     grace: float | None = None,
     ready: Callable[[], None] | None = None,
 ) -> None:
-    """Serve the tools queue until SIGTERM or SIGINT (call it from the main thread).
+    """Serve the tools queue until SIGTERM or SIGINT (call it from the main thread, with
+    no event loop running: the worker runs its own, and the tools run on it).
 
     Launching DBOS recovers this executor id's unfinished calls, so a worker restarted
-    with the same ``executor_id`` picks up its own. ``concurrency`` is the queue's
-    per-worker limit; DBOS keeps it on the queue, so the last worker started sets it
-    for all. The tools get ``deps`` (default: the agent's own ``deps``); ``grace`` is
-    how long a cancelled tool may take to stop before its task is cancelled (default:
-    the agent's ``cancel_grace``).
+    with the same ``executor_id`` picks up its own; on Postgres the worker also holds a
+    lease and takes over the calls of workers that died for good (``take_over``).
+    ``concurrency`` is the queue's per-worker limit; DBOS keeps it on the queue, so the
+    last worker started sets it for all. The tools get ``deps`` (default: the agent's own
+    ``deps``); ``grace`` is how long a cancelled tool may take to stop before its task is
+    cancelled (default: the agent's ``cancel_grace``).
     """
     global _host
     deps = deps if deps is not None else agent.deps
     executor_id = executor_id or default_executor_id()
     _host = _Host(agent, deps, agent.cancel_grace if grace is None else grace, executor_id)
+    try:
+        asyncio.run(_serve(database_url, executor_id, concurrency, ready))
+    finally:
+        _host = None
+
+
+async def _serve(
+    database_url: str, executor_id: str, concurrency: int, ready: Callable[[], None] | None
+) -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
     DBOS(config=dbos_config(database_url, executor_id))
     DBOS.listen_queues([TOOLS_QUEUE])
-    stop = threading.Event()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, lambda *_: stop.set())
+    lease: Journal | None = None
+    watch: asyncio.Task[None] | None = None
     try:
-        DBOS.launch()
-        DBOS.register_queue(
+        lease = await _lease(database_url, executor_id)  # alive before it takes any call
+        DBOS.launch()  # on this loop: DBOS runs the dequeued workflows here
+        await DBOS.register_queue_async(
             TOOLS_QUEUE,
             worker_concurrency=concurrency,
             polling_interval_sec=POLL_SECONDS,
             on_conflict="always_update",
         )
+        if lease is not None:
+            watch = asyncio.create_task(_watch_gone(lease, executor_id))
         if ready is not None:
             ready()
-        stop.wait()
+        await stop.wait()
     finally:
+        if watch is not None:
+            watch.cancel()
         DBOS.destroy(destroy_registry=False)
-        _host = None
+        if lease is not None:
+            lease.close()
+
+
+# --- workers that die for good ---------------------------------------------------------
+
+WATCH_SECONDS = 0.5
+"""How often a worker looks for dead workers' calls (a killed worker on the same host is
+seen at once; on another host, when its lease expires)."""
+
+
+async def _lease(database_url: str, executor_id: str) -> Journal | None:
+    """On Postgres, the run journal's lease for this worker (its heartbeat says it is
+    alive), so that another process can tell when it died and take its calls over.
+    None on SQLite (one host: restart the worker with its id, or ``recover_executor``)."""
+    from ..store import open_journal
+    from ..store.postgres import is_postgres_url
+
+    if not is_postgres_url(database_url):
+        return None
+    journal = open_journal(database_url, owner_id=executor_id, settle_gone=False)
+    became_owner = journal.submit(_nothing)  # the first write takes the lease
+    if became_owner is not None:
+        await became_owner
+    return journal
+
+
+def _nothing() -> None:
+    return None
+
+
+async def take_over(journal: Journal, executor_id: str) -> list[str]:
+    """Recover here the calls of dead workers: the executors that own running calls and
+    whose lease is gone, each claimed through the journal so that exactly one live
+    process (a worker or a replica) recovers it. Returns the executor ids taken."""
+    running = await DBOS.list_workflows_async(
+        status="PENDING", queue_name=TOOLS_QUEUE, load_input=False, load_output=False
+    )
+    owners = sorted({w.executor_id for w in running if w.executor_id} - {executor_id})
+    taken: list[str] = []
+    for owner in owners:
+        claimed = journal.submit(journal.claim, owner)
+        if claimed is not None and await claimed:
+            log.warning("taking over the tool calls of gone worker %s", owner)
+            await asyncio.to_thread(recover_executor, owner)
+            taken.append(owner)
+    return taken
+
+
+async def _watch_gone(journal: Journal, executor_id: str) -> None:
+    while True:
+        try:
+            await take_over(journal, executor_id)
+        except Exception:  # a database restart: look again on the next tick
+            log.warning("could not look for gone workers", exc_info=True)
+        await asyncio.sleep(WATCH_SECONDS)
