@@ -248,7 +248,7 @@ def _journal(args: argparse.Namespace, agent: Agent) -> tuple[Any, Any]:
     runtime that shares its Postgres database (the executor id is the journal's owner id)."""
     if not args.database:
         return (open_journal(args.db, args.retention_days) if args.db else None), None
-    from .durable import DurableRuntime, new_executor_id
+    from .durable import DurableRuntime, new_executor_id, use_tool_workers
     from .store import open_journal as open_store
 
     executor = args.executor_id or new_executor_id()
@@ -263,6 +263,7 @@ def _journal(args: argparse.Namespace, agent: Agent) -> tuple[Any, Any]:
         raise JournalError(
             f"--database: cannot open the run journal ({type(exc).__name__})"
         ) from None
+    use_tool_workers(agent, args.database)  # tools marked on_workers: callwright worker
     return journal, DurableRuntime(agent, journal, args.database, executor)
 
 

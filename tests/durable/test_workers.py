@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from callwright import ToolContext
@@ -39,6 +40,7 @@ from callwright.run import Agent
 from callwright.state import RunState
 from callwright.usage import Usage
 
+from ._cluster import Replica, agui_body, frames
 from .worker_agent import make_agent
 
 AGENT = str(Path(__file__).with_name("worker_agent.py")) + ":make_agent"
@@ -476,3 +478,41 @@ async def test_one_trace_across_the_worker(
     seen = attributes(remote)
     assert seen["gen_ai.tool.call.id"] == result.call_id
     assert seen["callwright.worker.executor_id"] == "worker-traced"
+
+
+class WorkersReplica(Replica):
+    """A ``callwright serve --database`` replica of the worker tests' agent."""
+
+    def command(self) -> list[str]:
+        command = super().command()
+        command[command.index("--agent") + 1] = AGENT
+        return command
+
+
+async def test_a_replica_runs_its_worker_tools_on_workers(
+    postgres_url: Any, tmp_path: Path
+) -> None:
+    """``callwright serve --database`` and ``callwright worker --database``, as DEPLOY.md
+    starts them: the tool runs in the worker, its progress reaches the AG-UI client."""
+    database = postgres_url.fresh_database()
+    effects = tmp_path / "side_effects.txt"
+    replica = WorkersReplica(database, "replica-w", effects)
+    worker = Worker(database, "worker-w", effects)
+    t = tag()
+    try:
+        replica.start()
+        worker.start()
+        body = agui_body(f"thread-{t}", f'slow {{"seconds": 0.5, "tag": "{t}"}}', f"run-{t}")
+        async with httpx.AsyncClient(timeout=60) as http:
+            reply = await http.post(replica.url + "/agui", json=body)
+        assert reply.status_code == 200, reply.text
+    finally:
+        worker.stop()
+        replica.stop()
+    events = frames(reply.text)
+    (result,) = [e for e in events if e["type"] == "TOOL_CALL_RESULT"]
+    assert result["content"] == f"{t} finished"
+    progress = [e for e in events if e["type"].startswith("ACTIVITY")]
+    assert progress and events.index(progress[-1]) < events.index(result)
+    (start,) = ran(effects, "start", t)
+    assert pid_of(start) == worker.pid
