@@ -102,10 +102,29 @@ async def cycle(
         follows = await asyncio.gather(
             *(_follow(http, other.url, run, seen[run], killed, end) for run in texts)
         )
-    lost = sum(1 for _, ended in follows if not ended)
+    lost_runs = [run for run, (_, ended) in zip(texts, follows, strict=True) if not ended]
+    for run in lost_runs:
+        print(f"  lost {run} ({texts[run]}): {diagnose(victim.database, run)}", flush=True)
+    lost = len(lost_runs)
     lines = side_effects(effects)
     twice = sum(1 for t in tools if t.startswith("s") and lines.count(f"start {t}") > 1)
     return lost, twice, [m for m, _ in follows if m is not None]
+
+
+def diagnose(database: str, run: str) -> str:
+    """What the journal and DBOS say of a run that never ended."""
+    import psycopg
+
+    with psycopg.connect(database) as db:
+        segment = db.execute(
+            "SELECT status, owner FROM segments WHERE request_id = %s", (run,)
+        ).fetchall()
+        workflow = db.execute(
+            "SELECT status, executor_id, recovery_attempts, error FROM dbos.workflow_status "
+            "WHERE workflow_uuid = %s",
+            (f"seg:{run}",),
+        ).fetchall()
+    return f"segment {segment}, workflow {workflow}"
 
 
 async def main(args: argparse.Namespace) -> None:

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from dbos import DBOS, SetWorkflowID
 
-from ..store import Journal
+from ..store import Journal, Started, database_errors
 from ._segment import SegmentSpec, continued_run, drive
 
 if TYPE_CHECKING:
@@ -45,6 +45,9 @@ def new_executor_id() -> str:
     """A process's executor id when none is configured: unique, and readable in logs."""
     return f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(4)}"
 
+
+REOPEN_ATTEMPTS = 8
+"""How often a recovered segment tries to take its run over before its workflow fails."""
 
 _runtime: DurableRuntime | None = None
 """The process's runtime: DBOS is one per process, and so are its workflows' hosts."""
@@ -113,12 +116,20 @@ class DurableRuntime:
 
     # --- a request's segment ---------------------------------------------------------
 
-    async def begin(self, spec: SegmentSpec) -> None:
+    async def begin(self, spec: SegmentSpec) -> bool:
         """Record the segment as a workflow of this executor before it runs; the request's
-        stream runs it and calls ``finished``."""
+        stream runs it and calls ``finished``. False when this process already runs a
+        segment of that request id (the journal refuses the request)."""
+        if spec.request_id in self._local:
+            return False
         self._local[spec.request_id] = asyncio.get_running_loop().create_future()
-        with SetWorkflowID(spec.workflow_id):
-            await DBOS.start_workflow_async(segment_workflow, asdict(spec))
+        try:
+            with SetWorkflowID(spec.workflow_id):
+                await DBOS.start_workflow_async(segment_workflow, asdict(spec))
+        except BaseException:
+            self._local.pop(spec.request_id).cancel()
+            raise
+        return True
 
     def finished(self, request_id: str, status: str | None) -> None:
         future = self._local.pop(request_id, None)
@@ -131,12 +142,25 @@ class DurableRuntime:
         if local is not None:
             return await local
         idempotent = {t.name for t in self.agent.toolbox if t.idempotent}
-        started = await self._write(self.journal.reopen, spec.request_id, idempotent)
+        started = await self._reopen(spec.request_id, idempotent)
         if started is None:
             return "finished elsewhere"
         log.info("continuing run %s of thread %s", spec.request_id, spec.thread_id)
         run = continued_run(self.agent, started, spec)
         return await drive(self.journal, run, started, spec)
+
+    async def _reopen(self, request_id: str, idempotent: set[str]) -> Started | None:
+        """``Journal.reopen``, tried again while the database refuses it (a deadlock
+        aborted by Postgres, a restart): the segment must not stay running unowned."""
+        for attempt in range(REOPEN_ATTEMPTS):
+            try:
+                return await self._write(self.journal.reopen, request_id, idempotent)
+            except database_errors():
+                if attempt == REOPEN_ATTEMPTS - 1:
+                    raise
+                log.warning("could not reopen run %s; trying again", request_id, exc_info=True)
+                await asyncio.sleep(min(0.1 * 2**attempt, 2.0))
+        return None
 
     # --- taking over gone processes --------------------------------------------------
 

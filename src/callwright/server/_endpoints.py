@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from typing import TYPE_CHECKING, Any, Generic
@@ -22,7 +23,7 @@ from starlette.responses import HTMLResponse, Response
 from ..context import DepsT
 from ..playground import PAGE, SCRIPT, asset
 from ..run import Agent
-from ..store import ApprovalSigner, Journal, Recorder
+from ..store import ApprovalSigner, Journal
 from ..wire import ApprovalLedger, MemoryApprovalLedger, RunInput, WireError, agui, aisdk
 from ..wire._base import SSEEncoder
 from ..wire._common import OwnedLedger, client_id
@@ -276,50 +277,48 @@ class Endpoints(Generic[DepsT]):
     ) -> Response:
         """The run's stream, holding its thread until the stream ends."""
         lease = await self._threads.acquire(caller.principal, run_input.thread_id)
+        workflow: str | None = None
         try:
+            workflow = await self._durable_begin(run_input, encoder, caller)
             run, recorder = await start_run(
                 self, RunRequest(run_input, caller.deps, caller.principal, encoder)
             )
         except BaseException:
             lease.release()
+            if workflow is not None and self.durable is not None:
+                self.durable.finished(workflow, "refused")
             raise
         run.scope.forwarded_props.update(run_input.forwarded_props)
         ledger = OwnedLedger(self.ledger, caller.principal, run.thread_id)
         stream = RunStream(run, encoder, ledger, recorder)
         stream.stream_headers.update(self._headers(request))
-        if self.durable is not None and recorder is not None:
-            try:
-                await self._durable_segment(self.durable, run_input, encoder, caller, recorder)
-            except BaseException:
-                lease.release()
-                await recorder.finish("error", "the segment could not be recorded as a workflow")
-                raise
-            durable = self.durable
-            stream.on_finish = lambda status: durable.finished(recorder.segment.request_id, status)
+        if workflow is not None and self.durable is not None:
+            durable, segment = self.durable, workflow
+            stream.on_finish = lambda status: durable.finished(segment, status)
         return lease.hold(stream)
 
-    async def _durable_segment(
-        self,
-        durable: DurableRuntime,
-        run_input: RunInput,
-        encoder: SSEEncoder,
-        caller: _Caller[DepsT],
-        recorder: Recorder,
-    ) -> None:
-        """Record the segment as a workflow of this process before it runs."""
+    async def _durable_begin(
+        self, run_input: RunInput, encoder: SSEEncoder, caller: _Caller[DepsT]
+    ) -> str | None:
+        """With a durable runtime, record the segment as a workflow of this process before
+        the journal begins it: a process that dies in between leaves a workflow that finds
+        nothing to continue, never a running segment that no workflow will continue.
+        Returns the segment's request id (None: not durable, or refused below)."""
+        if self.durable is None or self.journal is None or not run_input.thread_id:
+            return None
         from ..durable._segment import SegmentSpec, spec_of_encoder, tool_definitions
 
-        segment = recorder.segment
+        run_input.run_id = run_input.run_id or f"req_{uuid.uuid4().hex}"
         spec = SegmentSpec(
-            request_id=segment.request_id,
-            thread_id=segment.thread_id,
+            request_id=run_input.run_id,
+            thread_id=run_input.thread_id,
             principal=caller.principal or "",
             client_tools=tool_definitions(run_input.client_tools),
             allow_client_override=self.allow_client_override,
             forwarded_props=dict(run_input.forwarded_props),
             **spec_of_encoder(encoder),
         )
-        await durable.begin(spec)
+        return run_input.run_id if await self.durable.begin(spec) else None
 
     def _headers(self, request: Request) -> dict[str, str]:
         """What every answer carries: ``nosniff``, and CORS headers for an allowed origin."""
