@@ -322,3 +322,30 @@ def test_an_older_sqlite_file_gets_the_new_columns(tmp_path: Path) -> None:
     columns = {row[1] for row in db.execute("PRAGMA table_info(pending)")}
     db.close()
     assert {"request", "answer", "remember"} <= columns
+
+
+@tool(requires_approval=True)
+async def send_asking(ctx: ToolContext) -> str:
+    """Asks a human first, then asks them which account to use."""
+    if ctx.answer is None:
+        raise InputRequired(InputRequest("Which account?", SCHEMA))
+    return f"sent via {ctx.answer.content}"
+
+
+async def test_a_question_after_a_remembered_approval_keeps_the_grant(
+    journal: SQLJournal,
+) -> None:
+    """The call's question takes its approval's place as the call's pending row: the
+    human's "for the rest of this thread" stays."""
+    turns = [[call("send_asking", {}, id="a1")], ["sent"], [call("send_asking", {}, id="a2")]]
+    agent = Agent(ScriptedModel([*turns, ["asked"]]), [send_asking])
+    await drive(journal, agent, "t", "r1", "send")
+    [approval] = journal.pending("t")
+    await drive(journal, agent, "t", "r2", None, [approve(approval, remember="thread")])
+    [question] = journal.pending("t")
+    assert question.kind == "input" and question.call_id == "a1"
+    await drive(journal, agent, "t", "r3", None, [answer(question, call_id="a1")])
+    events = await drive(journal, agent, "t", "r4", "send again")
+    resolved = [e for e in events if isinstance(e, ev.ApprovalResolved)]
+    assert [(e.call_id, e.automatic) for e in resolved] == [("a2", True)]
+    assert [p.kind for p in journal.pending("t")] == ["input"]

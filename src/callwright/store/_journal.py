@@ -78,7 +78,7 @@ log = logging.getLogger("callwright.store")
 DAY = 86_400.0
 STORED_ONCE_BYTES = 16 * 1024
 JOURNAL_FAILED = "the run journal could not be written during the run"
-PENDING_UPSERT = (
+PENDING_UPSERT = (  # a call's question replaces its approval's row, but not its grant
     "INSERT INTO pending (thread_id, call_id, run_id, kind, approval_id, tool_name, "
     "arguments, reason_for_call, created_at, principal, request) "
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
@@ -87,7 +87,7 @@ PENDING_UPSERT = (
     "tool_name = excluded.tool_name, arguments = excluded.arguments, "
     "reason_for_call = excluded.reason_for_call, created_at = excluded.created_at, "
     "resolved_at = NULL, principal = excluded.principal, request = excluded.request, "
-    "answer = NULL, remember = NULL"
+    "answer = NULL"
 )
 
 

@@ -128,7 +128,8 @@ def take_answers(
 ) -> None:
     """Resolve the answered pending calls and keep each answer as an inbox row; an
     approval's row keeps the decision (what recovery gives a call approved but not yet
-    run) and ``remember = 'thread'`` when the human allowed the tool for the thread."""
+    run) and ``remember = 'thread'`` when the human allowed the tool for the thread (a
+    grant the call's later questions, on the same row, never take back)."""
     if not answers:
         return
     updates = []
@@ -142,7 +143,7 @@ def take_answers(
         )
         updates.append((now, kept, remember, segment.thread_id, call_id))
     db.executemany(
-        "UPDATE pending SET resolved_at = ?, answer = ?, remember = ? "
+        "UPDATE pending SET resolved_at = ?, answer = ?, remember = COALESCE(?, remember) "
         "WHERE thread_id = ? AND call_id = ?",
         updates,
     )
