@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -309,19 +308,48 @@ async def test_a_bad_remember_is_refused(journal: SQLJournal) -> None:
     assert (info.value.code, info.value.status) == ("invalid_answer", 400)
 
 
-def test_an_older_sqlite_file_gets_the_new_columns(tmp_path: Path) -> None:
-    path = str(tmp_path / "old.db")
-    SQLiteJournal(path).close()
-    db = sqlite3.connect(path)
-    for column in ("request", "answer", "remember"):
-        db.execute(f"ALTER TABLE pending DROP COLUMN {column}")
-    db.commit()
-    db.close()
-    SQLiteJournal(path).close()
-    db = sqlite3.connect(path)
-    columns = {row[1] for row in db.execute("PRAGMA table_info(pending)")}
-    db.close()
-    assert {"request", "answer", "remember"} <= columns
+def test_an_older_journal_gets_the_new_columns(journal_target: str) -> None:
+    """A file or database made before questions and kept answers: opening it adds them."""
+    open_journal(journal_target).close()
+    if journal_target.startswith("postgres"):
+        import psycopg
+
+        with psycopg.connect(journal_target, autocommit=True) as db:
+            for column in NEW_COLUMNS:
+                db.execute(f"ALTER TABLE pending DROP COLUMN {column}")
+        open_journal(journal_target).close()
+        with psycopg.connect(journal_target) as db:
+            rows = db.execute(
+                "SELECT column_name FROM information_schema.columns WHERE table_name = 'pending'"
+            ).fetchall()
+        columns = {name for (name,) in rows}
+    else:
+        db = sqlite3.connect(journal_target)
+        for column in NEW_COLUMNS:
+            db.execute(f"ALTER TABLE pending DROP COLUMN {column}")
+        db.commit()
+        db.close()
+        SQLiteJournal(journal_target).close()
+        db = sqlite3.connect(journal_target)
+        columns = {row[1] for row in db.execute("PRAGMA table_info(pending)")}
+        db.close()
+    assert set(NEW_COLUMNS) <= columns
+
+
+NEW_COLUMNS = ("request", "answer", "remember")
+
+
+async def test_a_question_whose_state_is_not_json_stops_the_run_saying_so(
+    journal: SQLJournal,
+) -> None:
+    @tool
+    def odd() -> str:
+        """Asks with a state only a process could keep."""
+        raise InputRequired(InputRequest("?", SCHEMA, state=object()))
+
+    agent = Agent(ScriptedModel([[call("odd", {}, id="o1")], ["never"]]), [odd])
+    with pytest.raises(TypeError, match="is not JSON"):
+        await drive(journal, agent, "t", "r1", "go")
 
 
 @tool(requires_approval=True)

@@ -46,15 +46,14 @@ def request_json(request: InputRequest | None) -> str | None:
     MCP call's is its server's name and the parked call's handle)."""
     if request is None:
         return None
-    return canonical_json(
-        {
-            "id": request.id,
-            "message": request.message,
-            "schema": request.schema,
-            "url": request.url,
-            "state": request.state,
-        }
-    )
+    fields = {"id": request.id, "message": request.message, "schema": request.schema}
+    try:
+        return canonical_json({**fields, "url": request.url, "state": request.state})
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"the state of question {request.id!r} is not JSON, and a journal keeps it in "
+            "its database"
+        ) from None
 
 
 def input_request(text: str | None) -> InputRequest | None:
