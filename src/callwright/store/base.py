@@ -228,7 +228,11 @@ class Journal(Protocol):
         journal's). Raises ``Rejected`` (and writes nothing) for another
         principal's thread (404), a thread already running (409
         ``thread_busy``), a run id used before (409), or a forged, replayed,
-        cross-thread or edited approval, or a result for a call never issued.
+        cross-thread or edited approval (or answer to a question, or one sent the
+        wrong way: 409 ``answer_mismatch``), or a result for a call never issued.
+        ``Started`` carries the verified decisions (a question's answer with the
+        question as stored), those kept for a resumed run's calls that were
+        decided but never run, and the thread's remembered approvals.
         ``closing`` is the frame that ends a replay of the segment if it never
         finishes (recovery appends it).
         """

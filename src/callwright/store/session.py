@@ -40,7 +40,9 @@ def start_journaled(
 
     The run starts from the journal's history, not the client's: ``messages`` (the
     client's copy) contributes only new user messages and client-tool results,
-    ``answers`` its approval decisions. ``deps`` reach the tools as
+    ``answers`` its approval decisions and answers to tools' questions. The run starts
+    with the thread's remembered approvals (``remember="thread"``) as the journal
+    keeps them. ``deps`` reach the tools as
     ``ToolContext.deps`` (None: the agent's own). Raises ``Rejected`` with nothing
     written when the request does not match the thread. ``closing``: the frame that
     ends a replay of this segment if it never finishes.
