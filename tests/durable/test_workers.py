@@ -16,6 +16,7 @@ them.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import subprocess
@@ -516,3 +517,50 @@ async def test_a_replica_runs_its_worker_tools_on_workers(
     assert progress and events.index(progress[-1]) < events.index(result)
     (start,) = ran(effects, "start", t)
     assert pid_of(start) == worker.pid
+
+
+async def test_a_replica_killed_while_its_tool_runs_on_a_worker(
+    postgres_url: Any, tmp_path: Path
+) -> None:
+    """The replica dies, the worker does not: another replica continues the run; its call
+    attaches to the worker's (same run and call id), so the run gets the result the
+    worker went on to produce, and the tool ran once."""
+    database = postgres_url.fresh_database()
+    effects = tmp_path / "side_effects.txt"
+    a, b = (WorkersReplica(database, f"replica-{n}", effects) for n in "ab")
+    worker = Worker(database, "worker-r", effects)
+    t = tag()
+    run = f"run-{t}"
+    try:
+        a.start()
+        b.start()
+        worker.start()
+        body = agui_body(f"thread-{t}", f'slow {{"seconds": 3, "tag": "{t}"}}', run)
+        async with httpx.AsyncClient(timeout=120) as http:
+            stream = asyncio.create_task(http.post(a.url + "/agui", json=body))
+            await wait_for(lambda: ran(effects, "start", t), 60)
+            a.kill()
+            with contextlib.suppress(httpx.HTTPError):
+                await stream
+            events = await _replayed_to_the_end(http, b.url, run)
+    finally:
+        worker.stop()
+        a.stop()
+        b.stop()
+    (result,) = [e for e in events if e["type"] == "TOOL_CALL_RESULT"]
+    assert result["content"] == f"{t} finished"  # the worker's, not "interrupted"
+    assert events[-1]["type"] == "RUN_FINISHED"
+    assert len(ran(effects, "start", t)) == 1
+    assert pid_of(ran(effects, "start", t)[0]) == worker.pid
+
+
+async def _replayed_to_the_end(http: httpx.AsyncClient, url: str, run: str) -> list[Any]:
+    deadline = time.monotonic() + 90
+    events: list[Any] = []
+    while time.monotonic() < deadline:
+        reply = await http.get(f"{url}/runs/{run}/events", params={"after": 0})
+        events = frames(reply.text) if reply.status_code == 200 else []
+        if events and events[-1]["type"] in ("RUN_FINISHED", "RUN_ERROR"):
+            return events
+        await asyncio.sleep(0.2)
+    raise AssertionError(f"run {run} did not end: {[e['type'] for e in events][-8:]}")

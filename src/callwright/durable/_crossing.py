@@ -4,7 +4,10 @@ queue's and workflow's names, a call's workflow id, and outcomes as plain data (
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
+from importlib.metadata import version
+from pathlib import Path
 from typing import Any
 
 from ..call import (
@@ -18,6 +21,8 @@ from ..call import (
     ToolNotFound,
     ToolResult,
 )
+
+_DBOS_VERSION = version("dbos")
 
 TOOLS_QUEUE = "callwright-tools"
 """The DBOS queue tool workers listen to; web replicas must not listen to it."""
@@ -40,14 +45,37 @@ def workflow_id(run_id: str, call_id: str) -> str:
     return f"tool:{run_id}:{call_id}"
 
 
+def worker_version() -> str:
+    """The DBOS application version of tool workers, apart from the replicas'.
+
+    DBOS dequeues a workflow only on executors of its application version, and every
+    process also serves DBOS's internal queue, where recovered workflows go. With a
+    version of their own, workers never take a replica's recovered segment (which only
+    a replica can continue) and replicas never take a tool call; the web side enqueues
+    calls with this version. It changes with this package's worker code, as DBOS's own
+    version changes with workflow code: a worker only resumes calls of its own code.
+    """
+    digest = hashlib.md5(usedforsecurity=False)
+    digest.update(_DBOS_VERSION.encode())
+    for name in ("_crossing.py", "_worker.py"):
+        digest.update((Path(__file__).parent / name).read_bytes())
+    return f"callwright-tools-{digest.hexdigest()[:16]}"
+
+
+WORKER_VERSION = worker_version()
+"""This package's worker version, computed once at import."""
+
+
 def dbos_config(database_url: str, executor_id: str) -> Any:
-    """The DBOS configuration a callwright process launches with: one application name
-    for replicas and workers, so they share queues and see each other's workflows."""
+    """The DBOS configuration of a tool worker: the replicas' application name (one
+    application: they share queues and see each other's workflows) and the workers'
+    own version (``worker_version``)."""
     return {
         "name": "callwright",
         "system_database_url": database_url,
         "executor_id": executor_id,
         "log_level": "WARNING",
+        "application_version": WORKER_VERSION,
     }
 
 

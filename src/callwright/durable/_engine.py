@@ -29,6 +29,7 @@ from dbos import DBOS, SetWorkflowID
 
 from ..store import Journal, Started, database_errors
 from ._segment import SegmentSpec, continued_run, drive
+from ._workers import is_proxy
 
 if TYPE_CHECKING:
     from ..run import Agent
@@ -141,7 +142,8 @@ class DurableRuntime:
         local = self._local.get(spec.request_id)
         if local is not None:
             return await local
-        idempotent = {t.name for t in self.agent.toolbox if t.idempotent}
+        # a call on a worker may be made again: it attaches to the worker's (``_workers``)
+        idempotent = {t.name for t in self.agent.toolbox if t.idempotent or is_proxy(t)}
         started = await self._reopen(spec.request_id, idempotent)
         if started is None:
             return "finished elsewhere"

@@ -45,6 +45,7 @@ from ._crossing import (
     PROGRESS_STREAM,
     TOOL_WORKFLOW,
     TOOLS_QUEUE,
+    WORKER_VERSION,
     outcome,
     workflow_id,
 )
@@ -148,6 +149,7 @@ class ToolWorkers:
             "queue_name": TOOLS_QUEUE,
             "workflow_name": TOOL_WORKFLOW,
             "workflow_id": wf,
+            "app_version": WORKER_VERSION,
         }
         handle: WorkflowHandleAsync[dict[str, Any]] = await client.enqueue_async(options, request)
         relay = asyncio.create_task(self._relay(client, wf, ctx))
