@@ -283,7 +283,9 @@ class _Stream:
 def recover_executor(executor_id: str) -> list[str]:
     """Have the tool calls of a worker that died for good run again on live workers (they
     go back on the queue; a call that had started answers interrupted unless its tool is
-    idempotent). Needs DBOS launched in the calling process. Returns the workflow ids."""
+    idempotent). Workers do it for each other (``take_over``); by hand, call it where
+    DBOS was launched with the workers' configuration (``_crossing.dbos_config``: DBOS
+    recovers only workflows of its own version). Returns the workflow ids."""
     handles = DBOS._recover_pending_workflows([executor_id])
     return [handle.get_workflow_id() for handle in handles]
 
