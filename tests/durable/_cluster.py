@@ -90,6 +90,52 @@ class Replica:
                 self.kill()
 
 
+@dataclass
+class ToolWorker:
+    """One ``callwright worker`` process of the same agent."""
+
+    database: str
+    executor_id: str
+    side_effects: Path
+    process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def log(self) -> Path:
+        return self.side_effects.with_name(f"{self.executor_id}.log")
+
+    def start(self) -> ToolWorker:
+        command = [
+            sys.executable, "-m", "callwright.cli", "worker",
+            "--agent", AGENT,
+            "--database", self.database,
+            "--executor-id", self.executor_id,
+        ]  # fmt: skip
+        env = {**os.environ, "SIDE_EFFECTS": str(self.side_effects)}
+        with open(self.log, "ab") as log:
+            self.process = subprocess.Popen(
+                command, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+            )
+        deadline = time.monotonic() + 60
+        while b"callwright worker ready" not in self.log.read_bytes():
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"worker {self.executor_id}: {self.log.read_text()}")
+            time.sleep(0.1)
+        return self
+
+    def kill(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGKILL)
+            self.process.wait(10)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(20)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
 def agui_body(thread: str, text: str | None, run_id: str, **extra: Any) -> dict[str, Any]:
     messages = [{"id": uuid.uuid4().hex, "role": "user", "content": text}] if text else []
     return {
@@ -114,4 +160,12 @@ def frames(text: str) -> list[dict[str, Any]]:
 
 
 def side_effects(path: Path) -> list[str]:
-    return path.read_text().splitlines() if path.exists() else []
+    """The tools' notes, ``<word> <tag>`` each (the process id cut off)."""
+    lines = path.read_text().splitlines() if path.exists() else []
+    return [line.rsplit(" pid=", 1)[0] for line in lines]
+
+
+def ran_in(path: Path, tag: str) -> list[int]:
+    """The process ids in which the tool of ``tag`` started, once per start."""
+    lines = path.read_text().splitlines() if path.exists() else []
+    return [int(line.rsplit("=", 1)[1]) for line in lines if line.startswith(f"start {tag} ")]

@@ -1,11 +1,12 @@
 """The agent the replicas in tests/durable serve (``--agent tests/durable/agent.py:make_agent``).
 
 Its scripted model reads the last user message: ``slow <seconds> <tag>`` calls the
-``slow`` tool, ``idem <seconds> <tag>`` the idempotent ``slow_idem``, ``delete <path>``
+``slow`` tool, ``idem <seconds> <tag>`` the idempotent ``slow_idem``, ``remote`` and
+``ridem`` the same on ``callwright worker`` processes, ``delete <path>``
 the ``delete_file`` tool that needs approval, ``talk <words>`` streams that many words
 slowly; once a tool result is in it says ``Done: <result>``. The tools append
-``start <tag>`` / ``end <tag>`` lines to ``$SIDE_EFFECTS`` so that a test counts how
-often each really ran, whichever process ran it.
+``start <tag> pid=<pid>`` / ``end <tag> pid=<pid>`` lines to ``$SIDE_EFFECTS`` so that a
+test counts how often each really ran, and in which process.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ def _note(line: str) -> None:
     path = os.environ.get("SIDE_EFFECTS")
     if path:
         with open(path, "a") as file:  # one short line: O_APPEND writes it whole
-            file.write(line + "\n")
+            file.write(f"{line} pid={os.getpid()}\n")
 
 
 async def _work(seconds: float, tag: str, ctx: ToolContext) -> str:
@@ -50,6 +51,18 @@ async def slow_idem(seconds: float, tag: str, ctx: ToolContext) -> str:
     return await _work(seconds, tag, ctx)
 
 
+@tool(on_workers=True)
+async def remote(seconds: float, tag: str, ctx: ToolContext) -> str:
+    """Works for a while on a ``callwright worker`` (not safe to repeat)."""
+    return await _work(seconds, tag, ctx)
+
+
+@tool(on_workers=True, idempotent=True)
+async def remote_idem(seconds: float, tag: str, ctx: ToolContext) -> str:
+    """Works for a while on a ``callwright worker`` (safe to repeat)."""
+    return await _work(seconds, tag, ctx)
+
+
 @tool(requires_approval=True)
 def delete_file(path: str) -> str:
     """Delete a file (a human approves first)."""
@@ -67,8 +80,9 @@ def script(request: ModelRequest) -> list[Any]:
         return [f"Done: {results[-1].content}"]
     words = user.content.split()
     verb = words[0] if words else ""
-    if verb in ("slow", "idem") and len(words) == 3:
-        name = "slow" if verb == "slow" else "slow_idem"
+    tools = {"slow": "slow", "idem": "slow_idem", "remote": "remote", "ridem": "remote_idem"}
+    if verb in tools and len(words) == 3:
+        name = tools[verb]
         arguments = {"seconds": float(words[1]), "tag": words[2]}
         return [call(name, arguments, id=f"call_{words[2]}")]
     if verb == "delete" and len(words) == 2:
@@ -91,7 +105,7 @@ class SlowText(ScriptedModel):
 def make_agent() -> Agent:
     return Agent(
         SlowText(script, split_text=True, record=False),
-        [slow, slow_idem, delete_file],
+        [slow, slow_idem, remote, remote_idem, delete_file],
         name="durable-test",
         instructions="Works slowly, deletes with approval.",
     )

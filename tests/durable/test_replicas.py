@@ -1,11 +1,12 @@
-"""Three replicas on one Postgres: kill one mid-stream and nothing is lost.
+"""Three replicas and two tool workers on one Postgres: kill any one, nothing is lost.
 
-Real ``callwright serve --database`` processes, real HTTP; SIGKILL like a crashed
-machine. What must hold (issue: "kill any one"): every run finishes or is reported
-interrupted by the rules (a tool that had started is interrupted unless idempotent,
-then it runs again), no non-idempotent tool runs twice, a run paused on the killed
-replica is approved through another, and a client reconnecting to another replica
-sees its run continue (one ``RUN_STARTED``, then the rest), not restart.
+Real ``callwright serve --database`` and ``callwright worker --database`` processes,
+real HTTP; SIGKILL like a crashed machine. What must hold (issue: "kill any one"): every
+run finishes or is reported interrupted by the rules (a tool that had started is
+interrupted unless idempotent, then it runs again), no non-idempotent tool runs twice,
+a run paused on the killed replica is approved through another, and a client
+reconnecting to another replica sees its run continue (one ``RUN_STARTED``, then the
+rest), not restart.
 """
 
 from __future__ import annotations
@@ -23,21 +24,32 @@ import httpx
 import pytest
 
 from _postgres import PostgresUrl
-from durable._cluster import Replica, agui_body, approve, frames, side_effects
+from durable._cluster import (
+    Replica,
+    ToolWorker,
+    agui_body,
+    approve,
+    frames,
+    ran_in,
+    side_effects,
+)
 
 
 @pytest.fixture
-def cluster(postgres_url: PostgresUrl, tmp_path: Path) -> Iterator[list[Replica]]:
+def cluster(
+    postgres_url: PostgresUrl, tmp_path: Path
+) -> Iterator[tuple[list[Replica], list[ToolWorker]]]:
     database = postgres_url.fresh_database()
     effects = tmp_path / "side_effects.txt"
     replicas = [Replica(database, f"replica-{n}", effects) for n in "abc"]
+    workers = [ToolWorker(database, f"worker-{n}", effects) for n in "12"]
     try:
-        for replica in replicas:
-            replica.start()
-        yield replicas
+        for process in [*replicas, *workers]:
+            process.start()
+        yield replicas, workers
     finally:
-        for replica in replicas:
-            replica.stop()
+        for process in [*replicas, *workers]:
+            process.stop()
 
 
 async def _stream(http: httpx.AsyncClient, url: str, body: dict[str, Any]) -> str:
@@ -78,15 +90,20 @@ def _ended(events: list[dict[str, Any]]) -> bool:
     return bool(events) and events[-1]["type"] in ("RUN_FINISHED", "RUN_ERROR")
 
 
-def test_a_killed_replica_loses_nothing(cluster: list[Replica]) -> None:
+def test_kill_any_one(cluster: tuple[list[Replica], list[ToolWorker]]) -> None:
+    """A replica SIGKILLed mid-stream, then a worker mid-tool, under 20+ mixed runs."""
+    replicas, workers = cluster
     try:
-        asyncio.run(_kill_one(cluster))
+        asyncio.run(_kill_one(replicas))
+        asyncio.run(_kill_a_worker(replicas, workers))
     except BaseException:
-        for replica in cluster:
+        for replica in replicas:
             print(f"--- {replica.executor_id}\n{replica.log()}")
+        for worker in workers:
+            print(f"--- {worker.executor_id}\n{worker.log.read_text(errors='replace')[-3000:]}")
         import psycopg
 
-        with psycopg.connect(cluster[0].database) as db:
+        with psycopg.connect(replicas[0].database) as db:
             for row in db.execute("SELECT request_id, status, owner FROM segments ORDER BY id"):
                 print("segment", row)
             for row in db.execute("SELECT * FROM owners"):
@@ -116,6 +133,7 @@ async def _kill_one(cluster: list[Replica]) -> None:
             **{f"r-slow-{tag}-{i}": f"slow 4 s{tag}{i}" for i in range(6)},
             **{f"r-idem-{tag}-{i}": f"idem 4 i{tag}{i}" for i in range(4)},
             **{f"r-talk-{tag}-{i}": "talk 200" for i in range(4)},
+            **{f"r-remote-{tag}-{i}": f"remote 3 w{tag}{i}" for i in range(3)},
         }
         elsewhere = {f"r-ok-{tag}-{i}": f"slow 0.5 o{tag}{i}" for i in range(6)}
         tasks = {
@@ -150,6 +168,8 @@ async def _kill_one(cluster: list[Replica]) -> None:
                 assert _result(events).startswith("Interrupted:")
             elif run.startswith("r-idem"):
                 assert _result(events).endswith("finished")
+            elif run.startswith("r-remote"):  # the worker went on: the call has its result
+                assert _result(events) == f"w{tag}{run[-1]} finished"
         moved = time.monotonic() - killed
 
         # the paused runs are approved through B
@@ -164,8 +184,48 @@ async def _kill_one(cluster: list[Replica]) -> None:
         assert lines.count(f"start s{tag}{i}") == 1, "a non-idempotent tool ran twice"
     for i in range(4):
         assert lines.count(f"end i{tag}{i}") >= 1, "an idempotent tool was not run again"
+    for i in range(3):
+        assert lines.count(f"start w{tag}{i}") == 1, "a worker's tool ran twice"
     assert lines.count("start delete f0") == 1
     print(f"all of the killed replica's runs finished {moved:.1f} s after the kill")
+
+
+async def _kill_a_worker(replicas: list[Replica], workers: list[ToolWorker]) -> None:
+    """Tools on workers, one worker SIGKILLed mid-tool: its calls are interrupted (run
+    once) or, idempotent, run again on the other; the other's calls finish."""
+    b, c = replicas[1], replicas[2]
+    effects = b.side_effects
+    tag = uuid.uuid4().hex[:6]
+    runs = {f"r-w-{tag}-{i}": f"remote 4 k{tag}{i}" for i in range(6)}
+    runs |= {f"r-wi-{tag}-{i}": f"ridem 4 j{tag}{i}" for i in range(4)}
+    async with httpx.AsyncClient(timeout=120) as http:
+        tasks = {
+            run: asyncio.create_task(
+                _stream(http, (b, c)[i % 2].url, agui_body(f"t-{run}", text, run))
+            )
+            for i, (run, text) in enumerate(runs.items())
+        }
+        tags = [text.split()[-1] for text in runs.values()]
+        await _until_started(effects, tags)
+        pids = {t: ran_in(effects, t)[0] for t in tags}
+        ran_by = [[t for t in tags if w.process and pids[t] == w.process.pid] for w in workers]
+        victim = max(range(len(workers)), key=lambda i: len(ran_by[i]))
+        workers[victim].kill()
+        streams = dict(zip(tasks, await asyncio.gather(*tasks.values()), strict=True))
+    killed = set(ran_by[victim])
+    assert killed, "the killed worker ran none of the calls"
+    for run, text in streams.items():
+        events = frames(text)
+        assert events[-1]["type"] == "RUN_FINISHED", (run, events[-1])
+        t, result = runs[run].split()[-1], _result(events)
+        if t in killed and t.startswith("k"):
+            assert result.startswith("Interrupted:"), (run, result)
+        else:
+            assert result == f"{t} finished", (run, result)
+    for t in tags:
+        starts = ran_in(effects, t)
+        expected = 2 if t in killed and t.startswith("j") else 1
+        assert len(starts) == expected, (t, starts)
 
 
 async def _until_started(effects: Path, tags: list[str]) -> None:
