@@ -200,6 +200,14 @@ def test_a_proxy_keeps_the_blueprint_and_the_order(monkeypatch: pytest.MonkeyPat
     assert marked_only.toolbox.get("where").executor is make_agent().toolbox.get("where").executor
 
 
+async def test_an_unreachable_database_is_an_error_result() -> None:
+    agent = make_agent()
+    ToolWorkers("postgresql://postgres@127.0.0.1:1/nowhere").apply(agent.toolbox)
+    result = result_of(await _collect(agent.stream('slow {"seconds": 1, "tag": "x"}')))
+    assert (result.state, result.error_kind) == ("output-error", "failed")
+    assert result.content == "the tool workers could not be reached (OperationalError)"
+
+
 async def test_the_result_and_progress_in_order(
     web: Web, deployment: tuple[str, Path, list[Worker]]
 ) -> None:

@@ -144,14 +144,27 @@ class ToolWorkers:
             "scope": ctx.scope,
             "traceparent": current_traceparent(),
         }
-        client = await self.client()
         options: EnqueueOptions = {
             "queue_name": TOOLS_QUEUE,
             "workflow_name": TOOL_WORKFLOW,
             "workflow_id": wf,
             "app_version": WORKER_VERSION,
         }
-        handle: WorkflowHandleAsync[dict[str, Any]] = await client.enqueue_async(options, request)
+        try:
+            client = await self.client()
+            handle: WorkflowHandleAsync[dict[str, Any]] = await client.enqueue_async(
+                options, request
+            )
+        except Exception as exc:
+            raise _unreachable(exc) from None
+        return outcome(await self._follow(client, handle, ctx))
+
+    async def _follow(
+        self, client: DBOSClient, handle: WorkflowHandleAsync[dict[str, Any]], ctx: ToolContext[Any]
+    ) -> dict[str, Any]:
+        """Relay the call's stream until it ends, then its output; cancel it when the
+        call is cancelled or its task is (a timeout)."""
+        wf = handle.get_workflow_id()
         relay = asyncio.create_task(self._relay(client, wf, ctx))
         cancelled = asyncio.create_task(ctx.cancel.wait())
         try:
@@ -159,9 +172,10 @@ class ToolWorkers:
             if not relay.done():
                 await _cancel(client, wf)
                 raise Cancelled(ctx.cancel.reason)
-            relay.result()
+            if (error := relay.exception()) is not None:
+                raise _unreachable(error) from None
             try:
-                payload = await handle.get_result(polling_interval_sec=POLL_SECONDS)
+                payload: dict[str, Any] = await handle.get_result(polling_interval_sec=POLL_SECONDS)
             except Exception as exc:  # the workflow itself failed or was cancelled
                 raise _workflow_error(exc) from None
         except asyncio.CancelledError:  # the call's timeout, or the run stopped it
@@ -170,7 +184,7 @@ class ToolWorkers:
         finally:
             relay.cancel()
             cancelled.cancel()
-        return outcome(payload)
+        return payload
 
     async def _relay(self, client: DBOSClient, wf: str, ctx: ToolContext[Any]) -> None:
         """Progress and partial outputs in the order the worker wrote them, until the
@@ -205,6 +219,12 @@ def is_proxy(tool: Tool) -> bool:
 async def _cancel(client: DBOSClient, wf: str) -> None:
     with contextlib.suppress(Exception):  # already finished, or the database is gone
         await client.cancel_workflow_async(wf)
+
+
+def _unreachable(exc: BaseException) -> ToolError:
+    """The database the workers listen on failed the call: named by its error's type
+    only (a database error's text may carry the URL, and the model sees this)."""
+    return ToolError(f"the tool workers could not be reached ({type(exc).__name__})")
 
 
 def _workflow_error(exc: Exception) -> ToolError:
