@@ -32,7 +32,7 @@ import httpx
 import pytest
 
 from callwright import ToolContext
-from callwright.call import Cancelled
+from callwright.call import Cancelled, Decision
 from callwright.context import CancelToken, RunScope
 from callwright.durable import ToolWorkers, use_tool_workers
 from callwright.events import Event, ToolCallResult, ToolPartialOutput, ToolProgress
@@ -171,7 +171,8 @@ async def web(
     monkeypatch.setenv("SIDE_EFFECTS", str(effects))
     agent = make_agent()
     workers = ToolWorkers(database)
-    assert workers.apply(agent.toolbox) == ["slow", "slow_idem", "hang", "fail", "count"]
+    proxied = ["slow", "slow_idem", "hang", "fail", "count", "transfer"]
+    assert workers.apply(agent.toolbox) == proxied
     yield Web(agent, workers, effects)
     workers.close()
 
@@ -260,6 +261,20 @@ async def test_an_error_comes_back_as_an_error_result(
     assert isinstance(seen, ToolResultMessage)
     assert (seen.content, seen.is_error) == (text.format(t=t), True)
     assert len(ran(web.side_effects, "start", t)) == 1
+
+
+async def test_an_approved_and_edited_call_runs_on_a_worker(web: Web) -> None:
+    """Approval stays on the web side: the run pauses, and the call a human approved, with
+    the amount they changed, runs on a worker."""
+    t = tag()
+    paused = await web.agent.run(f'transfer {{"amount": 500, "tag": "{t}"}}')
+    (pending,) = paused.pending
+    assert pending.kind == "approval" and ran(web.side_effects, "start", t) == []
+    decision = Decision(True, arguments={"amount": 50, "tag": t})
+    done = await web.agent.run(messages=paused.messages, decisions={pending.call_id: decision})
+    assert done.output == "Done: moved 50"
+    (start,) = ran(web.side_effects, "start", t)
+    assert "amount=50" in start and pid_of(start) != os.getpid()
 
 
 async def test_bad_arguments_are_refused_before_any_worker_sees_them(web: Web) -> None:

@@ -86,6 +86,13 @@ async def count(n: int, tag: str) -> AsyncIterator[dict[str, int]]:
         yield {"count": i}
 
 
+@tool(on_workers=True, requires_approval=True, allow_edits=True)
+def transfer(amount: int, tag: str) -> str:
+    """Moves money (a human approves, and may change the amount)."""
+    note(f"start {tag} amount={amount}")
+    return f"moved {amount}"
+
+
 @tool
 def where(tag: str) -> str:
     """Runs in the web process: not marked for workers."""
@@ -105,6 +112,6 @@ def script(request: ModelRequest) -> list[Any]:
 def make_agent() -> Agent:
     return Agent(
         ScriptedModel(script),
-        [slow, slow_idem, hang, fail, count, where],
+        [slow, slow_idem, hang, fail, count, transfer, where],
         cancel_grace=1.0,
     )
