@@ -171,7 +171,14 @@ def serve(args: argparse.Namespace) -> int:
     if args.mcp_path:
         console.print(f"  MCP (streamable HTTP): {url}{args.mcp_path}")
     if journal is not None:
-        console.print(f"  run journal: {args.db} (paused runs survive a restart)")
+        if args.database:  # never the URL: it may hold a password
+            executor = args.executor_id or "new for this process"
+            console.print(
+                f"  run journal and DBOS workflows on Postgres (--database), executor id: "
+                f"{executor}; a dead replica's runs continue on another"
+            )
+        else:
+            console.print(f"  run journal: {args.db} (paused runs survive a restart)")
     if args.workers > 1:
         console.print(f"  {args.workers} worker processes on one journal")
     flush = _export_telemetry(args, console)
