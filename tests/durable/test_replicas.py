@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -367,3 +368,23 @@ def _resume(client: str, url: str, chat: str) -> dict[str, Any]:
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     return dict(json.loads(done.stdout))
+
+
+def test_serve_never_prints_the_database_url(postgres_url: PostgresUrl, tmp_path: Path) -> None:
+    """A URL's password stays out of what ``serve`` prints, whether the database opens
+    or not."""
+    refused = subprocess.run(
+        [sys.executable, "-m", "callwright.cli", "serve", "--database",
+         "postgresql://someone:hunter2secret@127.0.0.1:1/nowhere"],
+        capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "hunter2secret" not in refused.stdout + refused.stderr
+    assert "--database: cannot open the run journal" in refused.stdout
+    replica = Replica(postgres_url.fresh_database(), "banner", tmp_path / "effects.txt")
+    try:
+        replica.start()
+    finally:
+        replica.stop()
+    assert "executor id: banner" in replica.log()
+    assert "postgresql://" not in replica.log()
