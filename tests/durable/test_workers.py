@@ -35,6 +35,7 @@ from callwright import ToolContext
 from callwright.call import Cancelled, Decision
 from callwright.context import CancelToken, RunScope
 from callwright.durable import ToolWorkers, use_tool_workers
+from callwright.elicitation import InputAnswer
 from callwright.events import Event, ToolCallResult, ToolPartialOutput, ToolProgress
 from callwright.messages import ToolResultMessage
 from callwright.run import Agent
@@ -171,7 +172,7 @@ async def web(
     monkeypatch.setenv("SIDE_EFFECTS", str(effects))
     agent = make_agent()
     workers = ToolWorkers(database)
-    proxied = ["slow", "slow_idem", "hang", "fail", "count", "transfer"]
+    proxied = ["slow", "slow_idem", "hang", "fail", "count", "transfer", "ask"]
     assert workers.apply(agent.toolbox) == proxied
     yield Web(agent, workers, effects)
     workers.close()
@@ -275,6 +276,20 @@ async def test_an_approved_and_edited_call_runs_on_a_worker(web: Web) -> None:
     assert done.output == "Done: moved 50"
     (start,) = ran(web.side_effects, "start", t)
     assert "amount=50" in start and pid_of(start) != os.getpid()
+
+
+async def test_a_question_from_a_worker_pauses_the_run(web: Web) -> None:
+    """A tool on a worker asks a human (``InputRequired``): the run pauses on the web side;
+    the answer runs the call again on a worker, which reads it from ``ctx.answer``."""
+    t = tag()
+    paused = await web.agent.run(f'ask {{"tag": "{t}"}}')
+    (pending,) = paused.pending
+    assert pending.kind == "input" and pending.request is not None
+    assert pending.request.message == "How many?"
+    answer = InputAnswer("accept", {"n": 3}, pending.request)
+    done = await web.agent.run(messages=paused.messages, decisions={pending.call_id: answer})
+    assert done.output == "Done: accept {'n': 3}"
+    assert len(ran(web.side_effects, "start", t)) == 2  # asked, then went on
 
 
 async def test_bad_arguments_are_refused_before_any_worker_sees_them(web: Web) -> None:

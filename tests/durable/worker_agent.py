@@ -17,6 +17,7 @@ from typing import Any
 
 from callwright import Agent, ToolContext, tool
 from callwright.call import ToolError
+from callwright.elicitation import InputRequest, InputRequired
 from callwright.messages import ToolResultMessage, UserMessage
 from callwright.models import ModelRequest, ScriptedModel, call
 
@@ -93,6 +94,16 @@ def transfer(amount: int, tag: str) -> str:
     return f"moved {amount}"
 
 
+@tool(on_workers=True)
+async def ask(tag: str, ctx: ToolContext[Any]) -> str:
+    """Asks a human how many, then goes on with the answer."""
+    note(f"start {tag}")
+    if ctx.answer is None:
+        schema = {"type": "object", "properties": {"n": {"type": "integer"}}}
+        raise InputRequired(InputRequest("How many?", schema))
+    return f"{ctx.answer.action} {ctx.answer.content}"
+
+
 @tool
 def where(tag: str) -> str:
     """Runs in the web process: not marked for workers."""
@@ -112,6 +123,6 @@ def script(request: ModelRequest) -> list[Any]:
 def make_agent() -> Agent:
     return Agent(
         ScriptedModel(script),
-        [slow, slow_idem, hang, fail, count, transfer, where],
+        [slow, slow_idem, hang, fail, count, transfer, ask, where],
         cancel_grace=1.0,
     )

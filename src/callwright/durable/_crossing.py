@@ -5,6 +5,7 @@ queue's and workflow's names, a call's workflow id, and outcomes as plain data (
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Callable
 from importlib.metadata import version
 from pathlib import Path
@@ -21,6 +22,7 @@ from ..call import (
     ToolNotFound,
     ToolResult,
 )
+from ..elicitation import InputAnswer, InputRequest, InputRequired
 
 _DBOS_VERSION = version("dbos")
 
@@ -133,8 +135,40 @@ def result_payload(result: ToolResult) -> dict[str, Any]:
     return {"ok": {"content": result.content, "details": result.details, "text": result.text}}
 
 
+def question_payload(request: InputRequest) -> dict[str, Any]:
+    """A tool's question (``InputRequired``) for the web side, which pauses the run. Its
+    ``state`` stays behind: it belongs to the process that asked."""
+    asked = {"message": request.message, "schema": request.schema, "url": request.url}
+    return {"ask": {**asked, "id": request.id}}
+
+
+def answer_payload(answer: InputAnswer) -> dict[str, Any]:
+    """A human's answer, for the worker that runs the call again with it."""
+    asked = answer.request
+    question = None if asked is None else question_payload(asked)["ask"]
+    return {"action": answer.action, "content": answer.content, "request": question}
+
+
+def answer_from_payload(payload: dict[str, Any]) -> InputAnswer:
+    asked = payload.get("request")
+    request = None if asked is None else InputRequest(**asked)
+    return InputAnswer(payload["action"], payload.get("content"), request)
+
+
+def answer_key(answer: InputAnswer) -> str:
+    """What tells one answered run of a call from another in its workflow id: the
+    question's id (one answer per question), or the answer itself."""
+    if answer.request is not None:
+        return answer.request.id
+    text = json.dumps([answer.action, answer.content], sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
 def outcome(payload: dict[str, Any]) -> ToolResult:
-    """The call's result from the workflow's output; raises the relayed ``ToolError``."""
+    """The call's result from the workflow's output; raises the relayed ``ToolError``, or
+    ``InputRequired`` for a question."""
+    if "ask" in payload:
+        raise InputRequired(InputRequest(**payload["ask"]))
     if "error" in payload:
         raise error_from_payload(payload["error"])
     ok = payload["ok"]

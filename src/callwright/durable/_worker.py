@@ -40,8 +40,10 @@ from ._crossing import (
     PROGRESS_STREAM,
     TOOL_WORKFLOW,
     TOOLS_QUEUE,
+    answer_from_payload,
     dbos_config,
     error_payload,
+    question_payload,
     result_payload,
 )
 from ._tracing import worker_span
@@ -136,6 +138,7 @@ async def _run_tool(
         stream.progress,
         stream.update,
         scope=dict(request.get("scope") or {}),
+        answer=answer_from_payload(request["answer"]) if request.get("answer") else None,
     )
     traced = worker_span(
         tool.name, request["call_id"], request.get("traceparent"), host.executor_id
@@ -170,7 +173,7 @@ def _finished(task: asyncio.Task[Any], token: CancelToken) -> dict[str, Any]:
     if isinstance(error, ToolError):
         return error_payload(error)
     if isinstance(error, InputRequired):
-        return error_payload(ToolError("a tool on a worker cannot ask a human for input"))
+        return question_payload(error.request)
     return error_payload(ToolError(str(error) or type(error).__name__))
 
 

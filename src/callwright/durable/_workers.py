@@ -19,8 +19,9 @@ processes: see ``_tracing``.
 
 What does not cross: a worker's tool gets the worker's own deps (the agent's
 ``deps``, or ``run_worker(deps=...)``), a fresh state document, and no sub-agent
-event forwarding; a tool that asks a human (``InputRequired``) is not supported on
-workers and fails with a message that says so.
+event forwarding. A tool that asks a human (``InputRequired``) pauses the run as in one
+process; the answer runs the call again (under a workflow id of its own) on any
+worker, without the question's ``state``, which stayed in the process that asked.
 """
 
 from __future__ import annotations
@@ -46,6 +47,8 @@ from ._crossing import (
     TOOL_WORKFLOW,
     TOOLS_QUEUE,
     WORKER_VERSION,
+    answer_key,
+    answer_payload,
     outcome,
     workflow_id,
 )
@@ -134,6 +137,8 @@ class ToolWorkers:
         run = ctx.run
         # outside a run nothing retries the call, and call ids may repeat (MCP request ids)
         wf = workflow_id(run.run_id if run is not None else uuid.uuid4().hex, ctx.call_id)
+        if ctx.answer is not None:  # the call runs again with a human's answer
+            wf += ":" + answer_key(ctx.answer)
         request = {
             "name": name,
             "arguments": arguments,
@@ -143,6 +148,7 @@ class ToolWorkers:
             "meta": ctx.meta,
             "scope": ctx.scope,
             "traceparent": current_traceparent(),
+            "answer": None if ctx.answer is None else answer_payload(ctx.answer),
         }
         options: EnqueueOptions = {
             "queue_name": TOOLS_QUEUE,
