@@ -2,14 +2,14 @@
 
 At most once unless idempotent: DBOS steps are at-least-once, so the workflow's
 first step only marks the attempt. A worker that dies mid-tool leaves the workflow
-PENDING with that mark recorded; when it is recovered (on a restart with the same
-executor id, or by ``recover_executor`` from another process), the replayed mark
-says the tool had started, and the tool step answers ``Interrupted`` instead of
-running the tool again, unless the worker's tool is idempotent.
+PENDING with that mark recorded; when it is recovered (by a live worker's
+``take_over``, on a restart with the same executor id, or by ``recover_executor``),
+the replayed mark says the tool had started, and the tool step answers
+``Interrupted`` instead of running the tool again, unless the worker's tool is
+idempotent.
 
-The workflow is registered wherever this module is imported (``callwright.durable``
-imports it): DBOS versions an application by its workflows' source, and replicas
-and workers must agree on it to share queues and recover each other's work.
+Workers run under a DBOS application version of their own (``_crossing.worker_version``)
+so that they and the replicas never take each other's work from DBOS's internal queue.
 """
 
 from __future__ import annotations
