@@ -299,7 +299,7 @@ def test_a_locked_database_delays_only_the_runs_that_write(
     served: tuple[str, SQLJournal], db: str
 ) -> None:
     """Another process holds the write lock for 1.5 s: a new run waits for it (the
-    journal's busy timeout), while the server keeps answering within 100 ms."""
+    journal's busy timeout), while the server keeps answering (well before the lock is let go)."""
     url, _ = served
     assert post(url, "alice", "t-warm", "hello").status_code == 200
     holder = sqlite3.connect(db, isolation_level=None)
@@ -320,4 +320,6 @@ def test_a_locked_database_delays_only_the_runs_that_write(
         holder.close()
     worker.join(30)
     assert text_of(frames(out[0])) == "You said: hello while locked"
-    assert worst < 0.1, f"the loop stalled for {worst * 1000:.0f} ms"
+    # a loop stalled behind the lock would take over a second (the lock is held 1.5 s);
+    # the bound leaves room for a loaded machine
+    assert worst < 0.75, f"the loop stalled for {worst * 1000:.0f} ms"

@@ -71,7 +71,7 @@ def test_a_lock_held_elsewhere_delays_only_the_runs_that_write(
     served: tuple[str, PostgresJournal], database: str
 ) -> None:
     """Another process holds the runs table for 1.5 s: a new run waits for it (within
-    the journal's lock timeout), while the server keeps answering within 100 ms."""
+    the journal's lock timeout), while the server keeps answering (well before the lock is let go)."""
     url, _ = served
     assert said(post(url, "t-warm", "hello")) == "You said: hello"
     with psycopg.connect(database) as holder:
@@ -90,7 +90,9 @@ def test_a_lock_held_elsewhere_delays_only_the_runs_that_write(
         assert not out  # the run is still waiting for the lock
     worker.join(30)
     assert said(out[0]) == "You said: waited"
-    assert worst < 0.1, f"the loop stalled for {worst * 1000:.0f} ms"
+    # a loop stalled behind the lock would take over a second (the lock is held 1.5 s);
+    # the bound leaves room for a loaded machine
+    assert worst < 0.75, f"the loop stalled for {worst * 1000:.0f} ms"
 
 
 def test_a_restarted_postgres_costs_nothing_once_it_is_back(
