@@ -299,7 +299,8 @@ def test_a_locked_database_delays_only_the_runs_that_write(
     served: tuple[str, SQLJournal], db: str
 ) -> None:
     """Another process holds the write lock for 1.5 s: a new run waits for it (the
-    journal's busy timeout), while the server keeps answering (well before the lock is let go)."""
+    journal's busy timeout), while the server
+    keeps answering (well before the lock is let go)."""
     url, _ = served
     assert post(url, "alice", "t-warm", "hello").status_code == 200
     holder = sqlite3.connect(db, isolation_level=None)

@@ -71,7 +71,8 @@ def test_a_lock_held_elsewhere_delays_only_the_runs_that_write(
     served: tuple[str, PostgresJournal], database: str
 ) -> None:
     """Another process holds the runs table for 1.5 s: a new run waits for it (within
-    the journal's lock timeout), while the server keeps answering (well before the lock is let go)."""
+    the journal's lock timeout), while the server
+    keeps answering (well before the lock is let go)."""
     url, _ = served
     assert said(post(url, "t-warm", "hello")) == "You said: hello"
     with psycopg.connect(database) as holder:
