@@ -14,8 +14,10 @@ In process only; with a journal, the journal also refuses a thread that another
 process is running.
 
 The tools a human allowed "for the rest of this thread" (``Decision(remember=
-"thread")``) are kept here too, per principal and thread (``RememberedApprovals``), in
-memory: a restart forgets them, and the thread's next call of such a tool asks again.
+"thread")``) are kept here too, per principal and thread (``RememberedApprovals``), for
+a server without a journal: in memory, so a restart forgets them and the thread's next
+call of such a tool asks again. With a journal, the journal keeps them (every replica
+and a restarted server see them).
 """
 
 from __future__ import annotations
