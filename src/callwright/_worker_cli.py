@@ -30,6 +30,13 @@ def worker_parser(sub: Any, model_options: Callable[[argparse.ArgumentParser], N
         "its unfinished calls back); default: a new one per process",
     )
     w.add_argument("--concurrency", type=int, default=8, help="calls one worker runs at once")
+    w.add_argument(
+        "--drain",
+        type=float,
+        default=20.0,
+        metavar="SECONDS",
+        help="on SIGTERM, take no new calls and let running ones finish this long (default 20)",
+    )
     w.add_argument("--quiet", action="store_true", help="print nothing when ready")
     w.add_argument(
         "--otel",
@@ -61,6 +68,7 @@ def worker(args: argparse.Namespace) -> int:
             args.database,
             executor_id=args.executor_id,
             concurrency=args.concurrency,
+            drain=args.drain,
             ready=ready,
         )
     finally:

@@ -444,6 +444,34 @@ async def _collect(run: AsyncIterator[Event]) -> list[Event]:
     return [event async for event in run]
 
 
+async def test_a_stopped_worker_finishes_its_calls_first(
+    postgres_url: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SIGTERM (a rolling deploy): the worker takes no new call, lets the running one end
+    with its result, then exits."""
+    database = postgres_url.fresh_database()
+    effects = tmp_path / "side_effects.txt"
+    monkeypatch.setenv("SIDE_EFFECTS", str(effects))
+    worker = Worker(database, "worker-stopping", effects).start()
+    agent = make_agent()
+    workers = ToolWorkers(database)
+    workers.apply(agent.toolbox)
+    t = tag()
+    try:
+        run = asyncio.ensure_future(_collect(agent.stream(f'slow {{"seconds": 2, "tag": "{t}"}}')))
+        await wait_for(lambda: ran(effects, "start", t), 60)
+        assert worker.process is not None
+        worker.process.terminate()
+        events = await asyncio.wait_for(run, 60)
+        exit_code = await asyncio.to_thread(worker.process.wait, 30)
+    finally:
+        workers.close()
+        worker.stop()
+    assert result_of(events).output == f"{t} finished"
+    assert exit_code == 0
+    assert len(ran(effects, "end", t)) == 1
+
+
 async def test_a_postgres_restart_mid_tool(
     postgres_url: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -297,6 +297,11 @@ def default_executor_id() -> str:
     return f"worker-{socket.gethostname()}-{os.getpid()}"
 
 
+DRAIN_SECONDS = 20.0
+"""How long a stopping worker lets its running calls finish (within the 30 s most
+orchestrators give a process between SIGTERM and SIGKILL)."""
+
+
 def run_worker(
     agent: Agent[Any, Any],
     database_url: str,
@@ -305,6 +310,7 @@ def run_worker(
     concurrency: int = DEFAULT_CONCURRENCY,
     deps: Any = None,
     grace: float | None = None,
+    drain: float = DRAIN_SECONDS,
     ready: Callable[[], None] | None = None,
 ) -> None:
     """Serve the tools queue until SIGTERM or SIGINT (call it from the main thread, with
@@ -316,26 +322,31 @@ def run_worker(
     ``concurrency`` is the queue's per-worker limit; DBOS keeps it on the queue, so the
     last worker started sets it for all. The tools get ``deps`` (default: the agent's own
     ``deps``); ``grace`` is how long a cancelled tool may take to stop before its task is
-    cancelled (default: the agent's ``cancel_grace``).
+    cancelled (default: the agent's ``cancel_grace``). On SIGTERM the worker takes no new
+    calls and lets the running ones finish for up to ``drain`` seconds.
     """
     global _host
     deps = deps if deps is not None else agent.deps
     executor_id = executor_id or default_executor_id()
     _host = _Host(agent, deps, agent.cancel_grace if grace is None else grace, executor_id)
     try:
-        asyncio.run(_serve(database_url, executor_id, concurrency, ready))
+        asyncio.run(_serve(database_url, executor_id, concurrency, ready, drain))
     finally:
         _host = None
 
 
 async def _serve(
-    database_url: str, executor_id: str, concurrency: int, ready: Callable[[], None] | None
+    database_url: str,
+    executor_id: str,
+    concurrency: int,
+    ready: Callable[[], None] | None,
+    drain: float,
 ) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
-    DBOS(config=dbos_config(database_url, executor_id))
+    dbos = DBOS(config=dbos_config(database_url, executor_id))
     DBOS.listen_queues([TOOLS_QUEUE])
     lease: Journal | None = None
     watch: asyncio.Task[None] | None = None
@@ -353,12 +364,32 @@ async def _serve(
         if ready is not None:
             ready()
         await stop.wait()
+        for taking in dbos.background_thread_stop_events:  # the queue threads: no new calls
+            taking.set()
+        await _drained(executor_id, drain)
     finally:
         if watch is not None:
             watch.cancel()
         DBOS.destroy(destroy_registry=False)
         if lease is not None:
             lease.close()
+
+
+async def _drained(executor_id: str, seconds: float) -> None:
+    """Wait, up to ``seconds``, until none of this worker's calls is running (whatever
+    still runs then is taken over by another worker once this one is gone)."""
+    deadline = _loop_time() + seconds
+    while _loop_time() < deadline:
+        running = await DBOS.list_workflows_async(
+            status="PENDING", executor_id=executor_id, load_input=False, load_output=False
+        )
+        if not running:
+            return
+        await asyncio.sleep(POLL_SECONDS)
+
+
+def _loop_time() -> float:
+    return asyncio.get_running_loop().time()
 
 
 # --- workers that die for good ---------------------------------------------------------
