@@ -92,23 +92,32 @@ class Replica:
 
 @dataclass
 class ToolWorker:
-    """One ``callwright worker`` process of the same agent."""
+    """One ``callwright worker`` process, started with the command DEPLOY.md gives."""
 
     database: str
     executor_id: str
     side_effects: Path
-    process: subprocess.Popen[bytes] | None = None
+    process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
+    agent: str = AGENT
+    """The ``--agent`` it runs the tools of (the replicas' own)."""
+    concurrency: int = 8
 
     @property
     def log(self) -> Path:
         return self.side_effects.with_name(f"{self.executor_id}.log")
 
+    @property
+    def pid(self) -> int:
+        assert self.process is not None
+        return self.process.pid
+
     def start(self) -> ToolWorker:
         command = [
             sys.executable, "-m", "callwright.cli", "worker",
-            "--agent", AGENT,
             "--database", self.database,
+            "--agent", self.agent,
             "--executor-id", self.executor_id,
+            "--concurrency", str(self.concurrency),
         ]  # fmt: skip
         env = {**os.environ, "SIDE_EFFECTS": str(self.side_effects)}
         with open(self.log, "ab") as log:
@@ -131,7 +140,7 @@ class ToolWorker:
         if self.process is not None and self.process.poll() is None:
             self.process.terminate()
             try:
-                self.process.wait(20)
+                self.process.wait(30)
             except subprocess.TimeoutExpired:
                 self.kill()
 

@@ -18,13 +18,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import signal
 import subprocess
 import sys
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +41,7 @@ from callwright.run import Agent
 from callwright.state import RunState
 from callwright.usage import Usage
 
-from ._cluster import Replica, agui_body, frames
+from ._cluster import Replica, ToolWorker, agui_body, frames
 from .worker_agent import make_agent
 
 AGENT = str(Path(__file__).with_name("worker_agent.py")) + ":make_agent"
@@ -60,55 +59,10 @@ DBOS.destroy()
 
 
 @dataclass
-class Worker:
-    """One ``callwright worker`` process, started with the command DEPLOY.md gives."""
+class Worker(ToolWorker):
+    """A worker of the tool-worker tests' agent."""
 
-    database: str
-    executor_id: str
-    side_effects: Path
-    process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
-
-    @property
-    def log(self) -> Path:
-        return self.side_effects.with_name(f"{self.executor_id}.log")
-
-    def start(self) -> Worker:
-        command = [
-            sys.executable, "-m", "callwright.cli", "worker",
-            "--database", self.database,
-            "--agent", AGENT,
-            "--executor-id", self.executor_id,
-            "--concurrency", "8",
-        ]  # fmt: skip
-        env = {**os.environ, "SIDE_EFFECTS": str(self.side_effects)}
-        with open(self.log, "ab") as log:
-            self.process = subprocess.Popen(
-                command, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
-            )
-        deadline = time.monotonic() + 60
-        while b"callwright worker ready" not in self.log.read_bytes():
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"worker {self.executor_id}: {self.log.read_text()}")
-            time.sleep(0.1)
-        return self
-
-    @property
-    def pid(self) -> int:
-        assert self.process is not None
-        return self.process.pid
-
-    def kill(self) -> None:
-        assert self.process is not None
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait(10)
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(20)
-            except subprocess.TimeoutExpired:
-                self.kill()
+    agent: str = AGENT
 
 
 def lines(path: Path) -> list[str]:
