@@ -171,16 +171,7 @@ def serve(args: argparse.Namespace) -> int:
     if args.mcp_path:
         console.print(f"  MCP (streamable HTTP): {url}{args.mcp_path}")
     if journal is not None:
-        if args.database:  # never the URL: it may hold a password
-            executor = args.executor_id or "new for this process"
-            console.print(
-                f"  run journal and DBOS workflows on Postgres (--database), executor id: "
-                f"{executor}; a dead replica's runs continue on another"
-            )
-        else:
-            console.print(f"  run journal: {args.db} (paused runs survive a restart)")
-    if args.workers > 1:
-        console.print(f"  {args.workers} worker processes on one journal")
+        _journal_banner(args, console)
     flush = _export_telemetry(args, console)
     sys.stdout.flush()
     try:
@@ -189,6 +180,19 @@ def serve(args: argparse.Namespace) -> int:
         if flush is not None:
             flush()
     return 0
+
+
+def _journal_banner(args: argparse.Namespace, console: Any) -> None:
+    if args.database:  # never the URL: it may hold a password
+        executor = args.executor_id or "new for this process"
+        console.print(
+            f"  run journal and DBOS workflows on Postgres (--database), executor id: "
+            f"{executor}; a dead replica's runs continue on another"
+        )
+    else:
+        console.print(f"  run journal: {args.db} (paused runs survive a restart)")
+    if args.workers > 1:
+        console.print(f"  {args.workers} worker processes on one journal")
 
 
 def _run_server(args: argparse.Namespace, app: Any, journal: Any, token: str | None) -> None:
