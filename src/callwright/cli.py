@@ -14,6 +14,14 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ._cli_options import (
+    agent_option,
+    expose_option,
+    journal_options,
+    mcp_option,
+    model_options,
+    serve_options,
+)
 from ._worker_cli import worker_parser
 from .models.base import Model
 from .run import Agent
@@ -444,153 +452,29 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--port", type=int, default=8000)
     s.add_argument("--log-level", default="info")
     journal_options(s)
-    _serve_options(s)
-    _model_options(s)
+    serve_options(s)
+    model_options(s)
     s.set_defaults(handler=serve)
 
     r = sub.add_parser("run", help="run one prompt against the demo agent in the terminal")
     r.add_argument("prompt")
     r.add_argument("--yes", action="store_true", help="approve every approval request")
-    _model_options(r)
+    model_options(r)
     r.set_defaults(handler=run)
 
     m = sub.add_parser("mcp", help="serve the agent's tools to an MCP client over stdio")
-    _expose_option(m)
-    _model_options(m)
+    expose_option(m)
+    model_options(m)
     m.set_defaults(handler=mcp)
 
     t = sub.add_parser("tools", help="list the demo agent's tools and their schemas")
     t.add_argument("--json", action="store_true", help="print JSON instead of panels")
-    _agent_option(t)
-    _mcp_option(t)
+    agent_option(t)
+    mcp_option(t)
     t.set_defaults(handler=tools)
 
-    worker_parser(sub, _model_options)
+    worker_parser(sub, model_options)
     return top
-
-
-def _model_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--model",
-        default=os.environ.get("CALLWRIGHT_MODEL"),
-        help="local | local:/path/model.gguf | openai:<model> | anthropic:<model> "
-        "(default: $CALLWRIGHT_MODEL or the embedded local model)",
-    )
-    p.add_argument(
-        "--base-url",
-        default=None,
-        help="an OpenAI-compatible server (vLLM, Ollama, llama.cpp, LM Studio)",
-    )
-    p.add_argument("--sandbox", default=None, help="the folder the file tools work in")
-    _mcp_option(p)
-    _agent_option(p)
-
-
-def _mcp_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--mcp",
-        default=None,
-        metavar="SERVERS_JSON",
-        help='MCP servers whose tools the agent gets: {"mcpServers": {name: {command, '
-        "args, env} | {url, headers}}}",
-    )
-
-
-def _agent_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--agent",
-        default=None,
-        help="your own agent instead of the demo: module:name or path/to/file.py:name "
-        "(an Agent, or a function returning one)",
-    )
-
-
-def _expose_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--expose-agent",
-        action="store_true",
-        help="MCP: also serve the agent itself as one tool that runs its loop on a prompt",
-    )
-
-
-def _serve_options(s: argparse.ArgumentParser) -> None:
-    """Who may call the server, what else it serves, and where its traces go."""
-    s.add_argument(
-        "--token",
-        nargs="?",
-        const="",
-        default=os.environ.get("CALLWRIGHT_TOKEN"),
-        help="require Authorization: Bearer TOKEN on every request (default: "
-        "$CALLWRIGHT_TOKEN); --token alone makes one and prints the page's URL with it",
-    )
-    s.add_argument(
-        "--allowed-origin",
-        action="append",
-        metavar="ORIGIN",
-        help="another origin (https://app.example.com) whose pages may call the server "
-        "(CORS); repeat for more",
-    )
-    s.add_argument(
-        "--allowed-host",
-        action="append",
-        metavar="HOST",
-        help="a Host name the server answers to (name, name:port, *.domain, or *); repeat "
-        "for more (default: loopback names on a loopback address, anything otherwise)",
-    )
-    s.add_argument(
-        "--mcp-path",
-        default=None,
-        metavar="PATH",
-        help="also serve the agent's tools over MCP (streamable HTTP) at PATH, e.g. /mcp",
-    )
-    _expose_option(s)
-    s.add_argument(
-        "--otel",
-        nargs="?",
-        const="",
-        default=None,
-        metavar="URL",
-        help="send traces and metrics to an OTLP/HTTP collector (default: "
-        "OTEL_EXPORTER_OTLP_ENDPOINT, else http://localhost:4318); needs callwright[otel]",
-    )
-
-
-def journal_options(s: argparse.ArgumentParser) -> None:
-    """``serve``'s run journal and worker processes."""
-    s.add_argument(
-        "--db",
-        default=None,
-        help="a SQLite file for the run journal (history, pending approvals, events)",
-    )
-    s.add_argument(
-        "--database",
-        default=None,
-        metavar="URL",
-        help="postgresql://… : the run journal and DBOS workflows on a Postgres shared by "
-        "replicas and tool workers (a dead replica's runs continue on another); see DEPLOY.md",
-    )
-    s.add_argument(
-        "--executor-id",
-        default=None,
-        metavar="ID",
-        help="with --database: this process's stable executor id (restarted with the same id, "
-        "it continues its own runs at once); default: a new one per process",
-    )
-    s.add_argument(
-        "--workers",
-        type=int,
-        default=1,
-        help="worker processes (needs --db: they share the journal; each owns the runs it "
-        "started, and a killed one's runs are settled by the others)",
-    )
-    s.add_argument(
-        "--retention-days",
-        type=float,
-        default=None,
-        metavar="DAYS",
-        help="with --db: delete the event logs (stream replay) of runs finished longer ago "
-        "(default: keep them)",
-    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
