@@ -174,7 +174,8 @@ class DurableRuntime:
                 continue
             if await self._write(self.journal.claim, owner):
                 log.warning("taking over the workflows of gone executor %s", owner)
-                DBOS._recover_pending_workflows([owner])
+                # it re-enqueues them (database writes): off the loop, like the journal's
+                await asyncio.to_thread(DBOS._recover_pending_workflows, [owner])
                 taken.append(owner)
         self.recovered.extend(taken)
         return taken
