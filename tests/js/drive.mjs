@@ -9,6 +9,8 @@
 // received, and every console warning or error the client printed. The Python
 // tests (tests/wire/test_js_clients.py) assert on it.
 
+import { chatClass } from "./chat.mjs";
+
 const [clientName, baseUrl] = process.argv.slice(2);
 const extraHeaders = JSON.parse(process.env.DRIVE_HEADERS ?? "{}");
 
@@ -173,20 +175,7 @@ async function aiScenarios(mod, major) {
   const { AbstractChat, DefaultChatTransport, lastAssistantMessageIsCompleteWithToolCalls } = mod;
   const completeWithApprovals = mod.lastAssistantMessageIsCompleteWithApprovalResponses;
 
-  class State {
-    constructor() {
-      this.status = "ready";
-      this.error = undefined;
-      this.messages = [];
-    }
-    pushMessage(m) { this.messages = this.messages.concat(m); }
-    popMessage() { this.messages = this.messages.slice(0, -1); }
-    replaceMessage(i, m) { this.messages = [...this.messages.slice(0, i), m, ...this.messages.slice(i + 1)]; }
-    snapshot(x) { return structuredClone(x); }
-  }
-  class Chat extends AbstractChat {
-    constructor(init) { super({ ...init, state: new State() }); }
-  }
+  const Chat = chatClass(mod);
 
   function newChat({ tools, onToolCall } = {}) {
     const streams = [];

@@ -9,6 +9,8 @@
 // fresh thread; its report holds what the client ended up with, the raw streams or the
 // events it received, and everything the client printed.
 
+import { chatClass } from "./chat.mjs";
+
 const [clientName, baseUrl] = process.argv.slice(2);
 
 let printed = [];
@@ -94,20 +96,7 @@ async function aguiScenarios({ HttpAgent }) {
 async function aiScenarios(mod, major) {
   const { AbstractChat, DefaultChatTransport, lastAssistantMessageIsCompleteWithToolCalls } = mod;
   const completeWithApprovals = mod.lastAssistantMessageIsCompleteWithApprovalResponses;
-  class State {
-    constructor() {
-      this.status = "ready";
-      this.error = undefined;
-      this.messages = [];
-    }
-    pushMessage(m) { this.messages = this.messages.concat(m); }
-    popMessage() { this.messages = this.messages.slice(0, -1); }
-    replaceMessage(i, m) { this.messages = [...this.messages.slice(0, i), m, ...this.messages.slice(i + 1)]; }
-    snapshot(x) { return structuredClone(x); }
-  }
-  class Chat extends AbstractChat {
-    constructor(init) { super({ ...init, state: new State() }); }
-  }
+  const Chat = chatClass(mod);
   function newChat(tools) {
     const streams = [];
     const requests = [];

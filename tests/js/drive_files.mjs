@@ -10,6 +10,8 @@
 // status of each request, and everything the client printed. tests/models/test_files_clients.py
 // asserts on it and on what the model server received.
 
+import { chatClass } from "./chat.mjs";
+
 import { readFileSync } from "node:fs";
 
 const [clientName, baseUrl, specPath] = process.argv.slice(2);
@@ -36,20 +38,7 @@ const errText = (e) => (e instanceof Error ? e.message : String(e));
 
 async function aisdk(mod, major) {
   const { AbstractChat, DefaultChatTransport } = mod;
-  class State {
-    constructor() {
-      this.status = "ready";
-      this.error = undefined;
-      this.messages = [];
-    }
-    pushMessage(m) { this.messages = this.messages.concat(m); }
-    popMessage() { this.messages = this.messages.slice(0, -1); }
-    replaceMessage(i, m) { this.messages = [...this.messages.slice(0, i), m, ...this.messages.slice(i + 1)]; }
-    snapshot(x) { return structuredClone(x); }
-  }
-  class Chat extends AbstractChat {
-    constructor(init) { super({ ...init, state: new State() }); }
-  }
+  const Chat = chatClass(mod);
   const statuses = [];
   const errors = [];
   const fetch = async (url, init) => {

@@ -9,6 +9,8 @@
 // AG-UI resume entry for the input_required interrupt; addToolOutput with {requestId,
 // action, content} for the AI SDK), and the run finishes with the MCP tool's result.
 
+import { chatClass } from "./chat.mjs";
+
 const [clientName, baseUrl] = process.argv.slice(2);
 let printed = [];
 for (const level of ["warn", "error", "log", "info", "debug"]) {
@@ -53,20 +55,7 @@ async function agui() {
 
 async function ai7() {
   const { AbstractChat, DefaultChatTransport, lastAssistantMessageIsCompleteWithToolCalls } = await import("ai7");
-  class State {
-    constructor() {
-      this.status = "ready";
-      this.error = undefined;
-      this.messages = [];
-    }
-    pushMessage(m) { this.messages = this.messages.concat(m); }
-    popMessage() { this.messages = this.messages.slice(0, -1); }
-    replaceMessage(i, m) { this.messages = [...this.messages.slice(0, i), m, ...this.messages.slice(i + 1)]; }
-    snapshot(x) { return structuredClone(x); }
-  }
-  class Chat extends AbstractChat {
-    constructor(init) { super({ ...init, state: new State() }); }
-  }
+  const Chat = chatClass({ AbstractChat });
   const streams = [];
   const errors = [];
   const fetch = async (url, init) => {

@@ -5,24 +5,13 @@
 //
 // Prints {status, error, text, messages}: the assistant text the resumed stream built.
 
+import { chatClass } from "./chat.mjs";
+
 const [clientName, baseUrl, chatId] = process.argv.slice(2);
 const mod = await import(clientName);
 const { AbstractChat, DefaultChatTransport } = mod;
 
-class State {
-  constructor() {
-    this.status = "ready";
-    this.error = undefined;
-    this.messages = [];
-  }
-  pushMessage(m) { this.messages = this.messages.concat(m); }
-  popMessage() { this.messages = this.messages.slice(0, -1); }
-  replaceMessage(i, m) { this.messages = [...this.messages.slice(0, i), m, ...this.messages.slice(i + 1)]; }
-  snapshot(x) { return structuredClone(x); }
-}
-class Chat extends AbstractChat {
-  constructor(init) { super({ ...init, state: new State() }); }
-}
+const Chat = chatClass(mod);
 
 const errors = [];
 const chat = new Chat({
