@@ -3,7 +3,8 @@
 ``python bench/_load_app.py --fd FD [--db FILE]``: serves ``create_app`` with uvicorn on
 the listening socket ``FD`` it inherits from the harness (no port to race for), with a
 ``SQLiteJournal`` at ``FILE`` when given, or (``--database URL``) with the Postgres journal
-and the DBOS runtime a replica of a multi-process deployment has. Every run plays the
+and the DBOS runtime a replica of a multi-process deployment has (``--journal-only``:
+the Postgres journal without DBOS, to measure the journal alone). Every run plays the
 turns of ``_load_turns``.
 """
 
@@ -35,8 +36,12 @@ def script(request: ModelRequest) -> list[Any]:
     return [call(TOOL, ARGUMENTS)]
 
 
-def build(db: str | None, database: str | None = None) -> Any:
+def build(db: str | None, database: str | None = None, *, journal_only: bool = False) -> Any:
     agent = Agent(ScriptedModel(script, split_text=True, record=False), [lookup])
+    if database is not None and journal_only:
+        from callwright.store import open_journal
+
+        return create_app(agent, journal=open_journal(database))
     if database is not None:
         from callwright.durable import DurableRuntime, new_executor_id
         from callwright.store import open_journal
@@ -57,9 +62,11 @@ def main() -> None:
     parser.add_argument("--fd", type=int, required=True)
     parser.add_argument("--db")
     parser.add_argument("--database")
+    parser.add_argument("--journal-only", action="store_true")
     args = parser.parse_args()
     sock = socket.socket(fileno=args.fd)
-    config = uvicorn.Config(build(args.db, args.database), log_level="warning", access_log=False)
+    app = build(args.db, args.database, journal_only=args.journal_only)
+    config = uvicorn.Config(app, log_level="warning", access_log=False)
     uvicorn.Server(config).run(sockets=[sock])
 
 

@@ -6,7 +6,9 @@ callwright with its SQLite journal (``--db``, a fresh file per measurement),
 callwright as a replica of a multi-process deployment (``callwright-pg``: the Postgres
 journal and the DBOS runtime, a fresh database per measurement on a Postgres this bench
 starts and pins to the server's core, so the server's core pays for the database too),
-and pydantic-ai's AG-UI adapter (``AGUIAdapter.dispatch_request``) playing the same turns.
+the Postgres journal alone (``callwright-pgj``: the same database, no DBOS; what the
+journal costs apart from the durable-execution layer), and pydantic-ai's AG-UI adapter
+(``AGUIAdapter.dispatch_request``) playing the same turns.
 
 The server is a separate process (uvicorn) pinned to one core; this process, the load
 client, is pinned to another. The client (HTTP/1.1 on loopback, one connection per run;
@@ -68,7 +70,7 @@ from _load_client import Stream, drive, frames, run_ok
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
-CASES = ("callwright", "callwright-db", "callwright-pg", "pydantic-ai")
+CASES = ("callwright", "callwright-db", "callwright-pg", "callwright-pgj", "pydantic-ai")
 WARMUP_RUNS = 20
 PROMPT = "What is the weather in Paris?"
 
@@ -97,6 +99,8 @@ class Case:
             argv += ["--db", str(tmp / "runs.db")]
         elif self.kind == "callwright-pg":
             argv += ["--database", postgres_database(core)]
+        elif self.kind == "callwright-pgj":
+            argv += ["--database", postgres_database(core), "--journal-only"]
         return argv
 
 
@@ -334,6 +338,7 @@ LABELS = {
     "callwright": "callwright",
     "callwright-db": "callwright --db",
     "callwright-pg": "callwright --database (DBOS)",
+    "callwright-pgj": "callwright --database (journal only)",
 }
 
 
@@ -410,6 +415,7 @@ def ratios(results: dict[tuple[str, int], list[Measurement]]) -> str:
             continue
         memory_label = case.replace(LABELS["callwright-db"], "callwright")
         memory_label = memory_label.replace(LABELS["callwright-pg"], "callwright")
+        memory_label = memory_label.replace(LABELS["callwright-pgj"], "callwright")
         memory = results.get((memory_label, n), [])
         pairs = list(zip(journaled, memory, strict=False))
         if not pairs:
