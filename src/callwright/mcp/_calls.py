@@ -1,21 +1,28 @@
 """MCP tool calls in flight: their progress, cancellation, and the questions they ask.
 
-A call runs as its own task (``Client.call_tool``), followed by the tool's executor
-until it finishes, the run cancels it, or the server asks the human a question
-(elicitation). A question ends the executor with ``InputRequired`` while the MCP call
-itself stays open, *parked* here under an unguessable handle; the run pauses. When a
-resumed run brings the answer, the executor hands it to the parked call and follows
-it again, which may finish or ask once more. A parked call nobody answers within
-``input_timeout`` is told the human cancelled. A sampling request (when served, see
-``_sampling``) is answered with the model of the run the asking call belongs to.
+A call runs as its own task, followed by the tool's executor until it finishes, the run
+cancels it, or the server asks the human a question (elicitation). How a question is
+asked depends on the session's revision:
 
-Which call a question (or a sampling request) belongs to: on a 2026 connection the
-SDK asks from inside the call's own task, so a context variable says exactly; a 2025
-server sends ``elicitation/create`` on the session with nothing that names the call,
-so it goes to the one call in flight. With several in flight, the question waits until
-the others have finished (the asking call cannot finish before it is answered); if
-they do not finish in time it is refused, rather than shown to the wrong call or
-another run's human.
+* **2025-11-25**: the server sends ``elicitation/create`` in the middle of the call. The
+  question ends the executor with ``InputRequired`` while the MCP call itself stays
+  open, *parked* here under an unguessable handle; the run pauses. When a resumed run
+  brings the answer, the executor hands it to the parked call and follows it again,
+  which may finish or ask once more. A parked call nobody answers within
+  ``input_timeout`` is told the human cancelled; one whose process is gone (a restart)
+  cannot be answered, and ends with an error result saying to call the tool again.
+* **2026-07-28**: the call returns its questions and the server's sealed state; nothing
+  stays open. The run pauses on a question whose state says how to call again
+  (``_rounds``), and the answer calls the tool again, here or after a restart.
+
+A sampling request (when served, see ``_sampling``) is answered with the model of the run
+the asking call belongs to. Which call a 2025 question (or sampling request) belongs to:
+it comes on the session with nothing that names the call, so it goes to the one call in
+flight. With several in flight, the question waits until the others have finished (the
+asking call cannot finish before it is answered); if they do not finish in time it is
+refused, rather than shown to the wrong call or another run's human. A 2026 round's
+sampling requests are answered from inside the call's own task, where a context variable
+says exactly which call asks.
 """
 
 from __future__ import annotations
@@ -35,7 +42,9 @@ from mcp.shared.exceptions import MCPError
 from ..call import Cancelled, ToolError, ToolResult
 from ..context import ToolContext
 from ..elicitation import InputAnswer, InputRequest, InputRequired
+from . import _rounds
 from ._convert import fraction, progress_text, to_result
+from ._rounds import Round
 from ._sampling import Sampling, refusal, refused, sample
 from ._session import why
 
@@ -59,7 +68,7 @@ class Route:
 
     ctx: ToolContext[Any] | None
     questions: asyncio.Queue[Question] = field(default_factory=asyncio.Queue)
-    task: asyncio.Task[types.CallToolResult] | None = None
+    task: asyncio.Task[types.CallToolResult | Round] | None = None
     open: Question | None = None
     """The question the call waits on while parked."""
     samples: int = 0
@@ -147,16 +156,53 @@ class Calls:
     ) -> ToolResult:
         """Call ``name`` and follow it to its result (or its first question)."""
         route = Route(ctx)
-        token = _ROUTE.set(route)
-        try:  # the task copies the context: a 2026 connection asks from inside it
-            route.task = asyncio.ensure_future(
-                client.call_tool(name, arguments, progress_callback=route.progress)
+        if _rounds.modern(client):
+            first = Round(server=self.server, tool=name, arguments=arguments)
+            work: Awaitable[types.CallToolResult | Round] = _rounds.drive(
+                client, first, route.progress
             )
+        else:
+            work = client.call_tool(name, arguments, progress_callback=route.progress)
+        return await self._start(route, work, client, broken)
+
+    async def answer(
+        self,
+        round_: Round,
+        answer: InputAnswer,
+        ctx: ToolContext[Any] | None,
+        client: Client,
+        broken: Broken,
+    ) -> ToolResult:
+        """A human's answer to a 2026 round's question: the round's next question, or the
+        tool called again with the round's answers and the server's state."""
+        round_ = _rounds.answered(round_, answer)
+        if round_.asking:
+            raise InputRequired(_rounds.question(round_))
+        if not _rounds.modern(client):
+            raise ToolError(
+                f"MCP server {self.server!r} no longer speaks the revision that asked "
+                "(2026-07-28), so the call did not finish; call the tool again."
+            )
+        route = Route(ctx)
+        return await self._start(
+            route, _rounds.drive(client, round_, route.progress), client, broken
+        )
+
+    async def _start(
+        self,
+        route: Route,
+        work: Awaitable[types.CallToolResult | Round],
+        client: Client,
+        broken: Broken,
+    ) -> ToolResult:
+        token = _ROUTE.set(route)
+        try:  # the task copies the context: sampling in a 2026 round asks from inside it
+            route.task = asyncio.ensure_future(work)
         finally:
             _ROUTE.reset(token)
         self.routes.append(route)
         route.task.add_done_callback(lambda _: self._ended(route))
-        return await self._follow(route, ctx, client, broken)
+        return await self._follow(route, route.ctx, client, broken)
 
     async def resume(
         self,
@@ -215,12 +261,7 @@ class Calls:
         handle = secrets.token_urlsafe(18)
         route.open = question
         self.parked[handle] = route
-        params = question.params
-        state = {"server": self.server, "handle": handle}
-        if isinstance(params, types.ElicitRequestURLParams):
-            return InputRequest(params.message, state=state, url=params.url)
-        schema = params.requested_schema
-        return InputRequest(params.message, dict(schema), state)
+        return _rounds.input_request(question.params, {"server": self.server, "handle": handle})
 
     def _unpark(self, route: Route) -> None:
         for handle, parked in list(self.parked.items()):
@@ -238,7 +279,10 @@ class Calls:
             task.exception()  # retrieved: a parked call that ended alone logs no warning
 
     async def _outcome(
-        self, task: asyncio.Task[types.CallToolResult], client: Client | None, broken: Broken
+        self,
+        task: asyncio.Task[types.CallToolResult | Round],
+        client: Client | None,
+        broken: Broken,
     ) -> ToolResult:
         try:
             result = task.result()
@@ -251,9 +295,17 @@ class Calls:
                     f"MCP server {self.server!r} closed the connection during the call "
                     "(it is reconnected on the next call)."
                 ) from None
+            if _rounds.refused_state(exc):
+                raise ToolError(
+                    f"MCP server {self.server!r} no longer accepts the state of its question "
+                    "(it expired, or the server restarted without a shared request-state "
+                    "key), so the call did not finish; call the tool again."
+                ) from None
             raise ToolError(f"MCP server {self.server!r}: {exc.message}") from None
         except ToolError:
             raise
         except Exception as exc:  # a malformed result, an SDK failure: the model sees why
             raise ToolError(f"MCP server {self.server!r}: {why(exc)}") from None
+        if isinstance(result, Round):  # a 2026 server asks: the run pauses on the question
+            raise InputRequired(_rounds.question(result))
         return to_result(result)

@@ -32,6 +32,7 @@ from ..tool import Executor, Tool
 from ..toolbox import ToolsetUnavailable
 from ._calls import Calls
 from ._convert import ApprovalRule, model_name, to_tool
+from ._rounds import waiting
 from ._sampling import Sampling
 from ._session import Connection, why
 
@@ -176,14 +177,16 @@ class MCPServer:
 
     def _executor(self, mcp_name: str) -> Executor:
         async def call_mcp_tool(arguments: Any, ctx: ToolContext[Any] | None) -> ToolResult:
-            if ctx is not None and ctx.answer is not None:
-                return await self._calls.resume(
-                    ctx.answer, ctx, self._connection.client, self._broken
-                )
+            answer = ctx.answer if ctx is not None else None
+            round_ = waiting(answer) if answer is not None else None
+            if answer is not None and round_ is None:  # a 2025 question: its call is parked
+                return await self._calls.resume(answer, ctx, self._connection.client, self._broken)
             try:
                 client = await self._connection.open()
             except ToolsetUnavailable as exc:
                 raise ToolError(str(exc)) from None
+            if answer is not None and round_ is not None:  # a 2026 question: call again
+                return await self._calls.answer(round_, answer, ctx, client, self._broken)
             return await self._calls.call(client, mcp_name, dict(arguments), ctx, self._broken)
 
         return call_mcp_tool
