@@ -119,12 +119,22 @@ async def paused_then_closed(server: MCPServer) -> tuple[Any, Any]:
     return paused.messages, pending
 
 
-async def test_the_answer_resumes_the_call_in_another_process_of_the_server(
-    asking_stdio: Any,
-) -> None:
-    messages, pending = await paused_then_closed(asking_stdio())
+@pytest.fixture(params=["stdio", "http"])
+def fresh_asking(request: pytest.FixtureRequest, asking_stdio: Any) -> Any:
+    """A new ``MCPServer`` for servers/asking.py on each call: over stdio a new process
+    (sealing under the shared key), over HTTP a new session with the server that asked."""
+    if request.param == "stdio":
+        return asking_stdio
+    peer = request.getfixturevalue("asking_http")
+    return lambda: MCPServer.http(peer.url, name="asking")
+
+
+async def test_the_answer_resumes_the_call_in_another_process(fresh_asking: Any) -> None:
+    """What a restart from a journal does: another agent (another session, another stdio
+    server process) gets the question's answer and the state kept with it."""
+    messages, pending = await paused_then_closed(fresh_asking())
     answer = InputAnswer("accept", {"name": "Bo"}, request=pending.request)
-    agent = Agent(scripted("greet", {"greeting": "Hi"}), toolsets=[asking_stdio()])
+    agent = Agent(scripted("greet", {"greeting": "Hi"}), toolsets=[fresh_asking()])
     async with agent:
         resumed = await agent.run(messages=messages, decisions={pending.call_id: answer})
     assert final_text(resumed) == "Done: Hi, Bo!"
@@ -139,3 +149,25 @@ async def test_a_server_that_forgot_its_key_gives_a_clear_error(asking_stdio: An
     [result] = [m for m in resumed.new_messages if isinstance(m, ToolResultMessage)]
     assert result.is_error and "no longer accepts the state of its question" in result.content
     assert "call the tool again" in result.content
+
+
+async def test_a_sampling_request_in_the_round_is_answered_by_the_runs_model(
+    asking_stdio: Any,
+) -> None:
+    """The round asks the human and samples at once: the run's model answers the sample
+    before the run pauses, and both answers go back with the call made again."""
+
+    def turn(request: ModelRequest) -> list[Any]:
+        first = request.messages[0]
+        if isinstance(first, UserMessage) and first.content.startswith("Write one line"):
+            return ["A fine line."]
+        results = [m for m in request.messages if isinstance(m, ToolResultMessage)]
+        if results and not isinstance(request.messages[-1], UserMessage):
+            return [f"Done: {results[-1].content}"]
+        return [call("dedicate", {})]
+
+    server = asking_stdio(sampling=True)
+    async with Agent(ScriptedModel(turn), toolsets=[server]) as agent:
+        result, asked = await answer_all(agent, [InputAnswer("accept", {"name": "Ada"})])
+    assert asked == ["What is your name?"]
+    assert final_text(result) == "Done: for Ada: A fine line."

@@ -19,7 +19,8 @@ from typing import Annotated
 from mcp.server import MCPServer
 from mcp.server.elicitation import AcceptedElicitation, ElicitationResult
 from mcp.server.mcpserver import RequestStateSecurity
-from mcp.server.mcpserver.resolve import Elicit, Resolve
+from mcp.server.mcpserver.resolve import Elicit, Resolve, Sample
+from mcp.types import CreateMessageResult, SamplingMessage, TextContent
 from pydantic import BaseModel, Field
 
 KEY = os.environ.get("ASKING_KEY")
@@ -46,6 +47,11 @@ def ask_colour(name: Annotated[Name, Resolve(ask_name)]) -> Elicit[Colour]:
 
 def ask_city() -> Elicit[Name]:
     return Elicit("Which city?", Name)
+
+
+def sample_line() -> Sample:
+    prompt = TextContent(type="text", text="Write one line about the user.")
+    return Sample([SamplingMessage(role="user", content=prompt)], max_tokens=50)
 
 
 def said(outcome: ElicitationResult[Name]) -> str:
@@ -75,6 +81,16 @@ def both(
 ) -> str:
     """Asks two questions in one round."""
     return f"name={said(name)} city={said(city)}"
+
+
+@server.tool()
+def dedicate(
+    name: Annotated[Name, Resolve(ask_name)],
+    line: Annotated[CreateMessageResult, Resolve(sample_line)],
+) -> str:
+    """Asks the user's name and samples the client's model in the same round."""
+    text = line.content.text if isinstance(line.content, TextContent) else "?"
+    return f"for {name.name}: {text}"
 
 
 if __name__ == "__main__":
