@@ -22,12 +22,12 @@ import os
 import secrets
 import socket
 from collections.abc import Callable
-from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from dbos import DBOS, SetWorkflowID
+from dbos import DBOS
 
 from ..store import Journal, Started, database_errors
+from ._rows import WORKFLOW_NAME, WorkflowRows
 from ._segment import SegmentSpec, continued_run, drive
 from ._workers import is_proxy
 
@@ -77,7 +77,9 @@ class DurableRuntime:
         self.executor_id = executor_id
         """This process's DBOS executor id, which is also its journal owner id."""
         self.watch_seconds = watch_seconds
-        self._local: dict[str, asyncio.Future[str]] = {}
+        self._local: dict[str, str] = {}
+        """Request ids of the segments this process streams, with their rows' owner tokens."""
+        self._rows = WorkflowRows()
         self._watch: asyncio.Task[None] | None = None
         self.recovered: list[str] = []
         """Executor ids this process took over (for logs and tests)."""
@@ -101,6 +103,7 @@ class DurableRuntime:
         )
         DBOS.listen_queues([])  # DBOS's own queues only: the tools queue is the workers'
         DBOS.launch()
+        self._rows.start()
         self._watch = asyncio.get_running_loop().create_task(self._watch_gone())
 
     async def close(self) -> None:
@@ -109,39 +112,36 @@ class DurableRuntime:
             self._watch.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._watch
-        for future in self._local.values():
-            if not future.done():
-                future.cancel()
+        await self._rows.close()
         DBOS.destroy(destroy_registry=False)
         _runtime = None
 
     # --- a request's segment ---------------------------------------------------------
 
     async def begin(self, spec: SegmentSpec) -> bool:
-        """Record the segment as a workflow of this executor before it runs; the request's
-        stream runs it and calls ``finished``. False when this process already runs a
-        segment of that request id (the journal refuses the request)."""
+        """Record the segment as a PENDING workflow of this executor before it runs (the
+        request's stream runs it and calls ``finished``). False when this process
+        already runs a segment of that request id (the journal refuses the request)."""
         if spec.request_id in self._local:
             return False
-        self._local[spec.request_id] = asyncio.get_running_loop().create_future()
+        self._local[spec.request_id] = ""
         try:
-            with SetWorkflowID(spec.workflow_id):
-                await DBOS.start_workflow_async(segment_workflow, asdict(spec))
+            self._local[spec.request_id] = await self._rows.record(spec)
         except BaseException:
-            self._local.pop(spec.request_id).cancel()
+            self._local.pop(spec.request_id, None)
             raise
         return True
 
     def finished(self, request_id: str, status: str | None) -> None:
-        future = self._local.pop(request_id, None)
-        if future is not None and not future.done():
-            future.set_result(status or "unknown")
+        owner = self._local.pop(request_id, None)
+        if owner:
+            self._rows.end(f"seg:{request_id}", owner)
 
     async def carry(self, spec: SegmentSpec) -> str:
-        """The workflow's body: wait for the local stream, or continue the segment."""
-        local = self._local.get(spec.request_id)
-        if local is not None:
-            return await local
+        """The workflow's body where DBOS runs it: recovery, here or in another process
+        (a segment streamed here has a row but is not run by DBOS)."""
+        if spec.request_id in self._local:
+            return "streamed here"
         # a call on a worker may be made again: it attaches to the worker's (``_workers``)
         idempotent = {t.name for t in self.agent.toolbox if t.idempotent or is_proxy(t)}
         started = await self._reopen(spec.request_id, idempotent)
@@ -194,7 +194,7 @@ class DurableRuntime:
         return await submitted
 
 
-@DBOS.workflow(name="callwright.segment")
+@DBOS.workflow(name=WORKFLOW_NAME)
 async def segment_workflow(spec: dict[str, Any]) -> str:
     """One run segment (see ``_segment``)."""
     if _runtime is None:
