@@ -163,9 +163,23 @@ class SQLJournal(JournalReads, TakeOver):
 
     @contextlib.contextmanager
     def group(self) -> Iterator[None]:
-        """The journal calls made inside succeed or fail together."""
-        with self._tx():
+        """The journal calls made inside succeed or fail together. In a batch, the group
+        has no savepoint of its own: it holds a run's recorded writes, which only fail
+        for a database error or a settled segment (see ``_tx``)."""
+        with self._txs.tx(writes_only=True):
             yield
+
+    def _add(self, items: set[int], item: int) -> None:
+        """``items.add(item)``, taken back if the transaction rolls back."""
+        if item not in items:
+            items.add(item)
+            self._txs.changed(lambda: items.discard(item))
+
+    def _discard(self, items: set[int], item: int) -> None:
+        """``items.discard(item)``, taken back if the transaction rolls back."""
+        if item in items:
+            items.discard(item)
+            self._txs.changed(lambda: items.add(item))
 
     def submit(self, fn: Callable[..., T], /, *args: Any) -> asyncio.Future[T] | None:
         """Run ``fn(*args)`` on the writer thread (see ``Journal.submit``); the first call
@@ -189,7 +203,11 @@ class SQLJournal(JournalReads, TakeOver):
         assert self._owner is not None
         with self._tx() as db:
             _owners.register(db, self._owner, db.now(), self.lease_seconds)
-        self._renewed = time.monotonic()
+            self._mark_renewed()
+
+    def _mark_renewed(self) -> None:
+        before, self._renewed = self._renewed, time.monotonic()
+        self._txs.changed(lambda: setattr(self, "_renewed", before))
 
     def _tick(self) -> None:
         """On the writer thread, each heartbeat: renew the lease, settle what is due."""
@@ -197,7 +215,7 @@ class SQLJournal(JournalReads, TakeOver):
             with self._tx() as db:
                 if self._owner is not None:
                     _owners.renew(db, self._owner, db.now(), self.lease_seconds)
-            self._renewed = time.monotonic()
+                self._mark_renewed()
             self.sweep()
         except Exception as exc:  # a full disk: the next beat tries again
             log.warning("journal heartbeat failed: %s", exc)
@@ -271,7 +289,7 @@ class SQLJournal(JournalReads, TakeOver):
             next_op, decisions = _resumed(db, run_id, thread_id, history, decisions)
             remembered = thread_approvals(db, thread_id, principal)
             if self._owner is not None:
-                self._live.add(segment.id)
+                self._add(self._live, segment.id)
         return Started(
             segment, history, decisions, saved_state, list(history), next_op, 0, remembered
         )
@@ -360,8 +378,14 @@ class SQLJournal(JournalReads, TakeOver):
         reason = JOURNAL_FAILED if segment in self._orphans else INTERRUPTED
         settle_run(db, run_id, thread_id, self._idempotent, self.limits, now, reason)
         if segment is not None:
-            self._orphans.pop(segment, None)
-            self._live.discard(segment)
+            self._discard(self._live, segment)
+            if segment in self._orphans:
+                kept = self._orphans.pop(segment)
+
+                def restore() -> None:
+                    self._orphans.setdefault(segment, kept)
+
+                self._txs.changed(restore)
 
     def recover(self, idempotent: set[str]) -> list[str]:
         """Settle the runs whose owner is gone (a previous process, a killed sibling);
@@ -414,16 +438,17 @@ class SQLJournal(JournalReads, TakeOver):
         once (a small one stays: the update would cost more than it saves)."""
         now = time.time()
         values = [operation_row(segment, row, self.limits, now) for row in rows]
-        with self._tx() as db:
+        with self._txs.tx(writes_only=True) as db:
             self._fence(db, segment)
             db.executemany(
                 "INSERT INTO operations VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", values
             )
             append_events(db, segment.id, events)
-        if any(
-            v[3] == "model" and v[8] is not None and len(v[8]) > STORED_ONCE_BYTES for v in values
-        ):
-            self._planned.add(segment.id)
+            if any(
+                v[3] == "model" and v[8] is not None and len(v[8]) > STORED_ONCE_BYTES
+                for v in values
+            ):
+                self._add(self._planned, segment.id)
 
     def mark_operation(
         self,
@@ -434,7 +459,7 @@ class SQLJournal(JournalReads, TakeOver):
         events: Any = (),
     ) -> None:
         now = time.time()
-        with self._tx() as db:
+        with self._txs.tx(writes_only=True) as db:
             self._fence(db, segment)
             if status == "started":
                 db.execute(
@@ -447,7 +472,7 @@ class SQLJournal(JournalReads, TakeOver):
             append_events(db, segment.id, events)
 
     def append_events(self, segment: Segment, events: list[tuple[int, str, bytes]]) -> None:
-        with self._tx() as db:
+        with self._txs.tx(writes_only=True) as db:
             append_events(db, segment.id, events)
 
     def commit(
@@ -472,7 +497,7 @@ class SQLJournal(JournalReads, TakeOver):
             first < len(committed) and first < len(messages) and committed[first] is messages[first]
         ):
             first += 1
-        with self._tx() as db:
+        with self._txs.tx(writes_only=True) as db:
             self._fence(db, segment)
             if first < len(messages) or first < len(committed):
                 write_messages(
@@ -501,10 +526,10 @@ class SQLJournal(JournalReads, TakeOver):
             append_events(db, segment.id, events)
             if status is not None:
                 close(db, segment, status, reason, now)
-        self._planned.discard(segment.id)
-        committed[:] = messages
-        if status is not None:
-            self._live.discard(segment.id)
+                self._discard(self._live, segment.id)
+            self._discard(self._planned, segment.id)
+            before, committed[:] = list(committed), messages
+            self._txs.changed(lambda: committed.__setitem__(slice(None), before))
 
     def release(self, segment: Segment, unwritten: list[tuple[str, Any]] | None = None) -> None:
         """See ``Journal.release``: a segment left running is settled now if the journal

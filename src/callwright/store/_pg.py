@@ -59,6 +59,7 @@ class PgDb:
 
     begin_sql = "BEGIN"
     for_update = " FOR UPDATE"
+    defers_errors = True
 
     def __init__(self, raw: psycopg.Connection[Any]) -> None:
         self.raw = raw

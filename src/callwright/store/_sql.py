@@ -41,6 +41,8 @@ class Db(Protocol):
     for_update: str
     """Appended to a ``SELECT`` of rows the transaction will change (a row lock where the
     database has several writers)."""
+    defers_errors: bool
+    """Whether a statement's error may surface later (pipelined), not when it is run."""
 
     @property
     def errors(self) -> tuple[type[BaseException], ...]:
@@ -92,6 +94,7 @@ class SQLiteDb:
 
     begin_sql = "BEGIN IMMEDIATE"
     for_update = ""
+    defers_errors = False
     errors: tuple[type[BaseException], ...] = (sqlite3.Error,)
 
     def __init__(self, raw: sqlite3.Connection) -> None:

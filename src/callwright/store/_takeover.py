@@ -44,6 +44,9 @@ class TakeOver:
     def _reads(self, fn: Callable[[Db], T]) -> T:
         raise NotImplementedError
 
+    def _add(self, items: set[int], item: int) -> None:
+        raise NotImplementedError
+
     def gone_owners(self) -> list[str]:
         """Owners that are gone (lease expired, process gone, or closed) and still own
         running segments, not already taken by a live owner (this one included)."""
@@ -129,7 +132,7 @@ class TakeOver:
             decisions: dict[str, Decision | InputAnswer] = {}
             decisions.update(kept_decisions(db, thread_id, history))
             remembered = thread_approvals(db, thread_id, seg_principal)
-        self._live.add(seg_id)
+            self._add(self._live, seg_id)
         segment = Segment(thread_id, run_id, seq, request_id, seg_id, seg_principal)
         return Started(
             segment, history, decisions, state, list(history), next_op, offset, remembered

@@ -7,7 +7,9 @@ thousand runs each committing a step cost one transaction, not a thousand. The
 results go back to each event loop in one ``call_soon_threadsafe`` per batch (an
 ``asyncio.Future`` per write, no lock or condition per write), and only after the
 batch committed: a result is never reported for a write that did not reach the
-database.
+database. A batch that rolled back because one of its calls failed (``RolledBack``) is
+run again without that call (each call alone when it is not known which one it was),
+so that one run's failing write does not fail every run whose write shared its batch.
 """
 
 from __future__ import annotations
@@ -37,6 +39,18 @@ class _Item:
 
 
 _STOP = object()
+_Done = list[tuple[_Item, Any, BaseException | None]]
+
+
+class RolledBack(Exception):
+    """A batch rolled back because one of its calls failed, the database still usable:
+    its calls are run again. ``culprit`` is the failing call's error when that call is
+    known (None: a pipelined statement's error surfaced where it cannot be told whose)."""
+
+    def __init__(self, error: BaseException, culprit: BaseException | None) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.culprit = culprit
 
 
 class JournalWriter:
@@ -140,7 +154,35 @@ class JournalWriter:
         return items, False
 
     def _run(self, items: list[_Item]) -> None:
-        done: list[tuple[_Item, Any, BaseException | None]] = []
+        _hand_back(self._attempt(items))
+
+    def _attempt(self, items: list[_Item]) -> _Done:
+        """Run ``items`` in one batch; while it rolls back for one call's failure, run
+        the others again without that call (each alone when it is not known which)."""
+        finished: _Done = []
+        while True:
+            done, rolled = self._once(items)
+            if rolled is None:
+                return finished + done
+            errors = {id(item): error for item, _, error in done}
+            culprit = next((i for i in items if errors.get(id(i)) is rolled.culprit), None)
+            if len(items) == 1 or rolled.culprit is None or culprit is None:
+                if len(items) > 1:
+                    log.warning("journal batch of %d writes rolled back: %s", len(items), rolled)
+                    return finished + [self._alone(item) for item in items]
+                return [*finished, (items[0], None, errors.get(id(items[0])) or rolled.error)]
+            finished.append((culprit, None, rolled.culprit))
+            items = [item for item in items if item is not culprit]
+
+    def _alone(self, item: _Item) -> tuple[_Item, Any, BaseException | None]:
+        done, rolled = self._once([item])
+        error = done[0][2] if done else None
+        if rolled is not None:
+            return item, None, error or rolled.error
+        return done[0] if done else (item, None, error)
+
+    def _once(self, items: list[_Item]) -> tuple[_Done, RolledBack | None]:
+        done: _Done = []
         try:
             with self._batch():
                 for item in items:
@@ -148,11 +190,13 @@ class JournalWriter:
                         done.append((item, item.fn(*item.args), None))
                     except Exception as exc:  # this call's own failure: the others go on
                         done.append((item, None, exc))
+        except RolledBack as rolled:
+            return done, rolled
         except Exception as exc:  # the transaction failed: nothing of it is durable
             log.warning("journal batch of %d writes failed: %s", len(items), exc)
             errors = {id(item): error for item, _, error in done}
             done = [(item, None, errors.get(id(item)) or exc) for item in items]
-        _hand_back(done)
+        return done, None
 
 
 def _hand_back(done: list[tuple[_Item, Any, BaseException | None]]) -> None:

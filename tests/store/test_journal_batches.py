@@ -1,0 +1,119 @@
+"""The writer's batches: a run's recorded writes share one transaction with other runs'
+without a savepoint each, so a write that fails (here a duplicate operation, as a bug
+would make) rolls the batch back and its calls run again without it: the other runs'
+writes are kept, and a call run again finds the journal's memory as it was."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from callwright import AssistantMessage, UserMessage
+from callwright.store import SQLJournal, open_journal
+from callwright.store.base import Rejected, Started
+
+ROW = {"seq": 1, "name": "tool:x", "call_id": "c1", "arguments": {}, "status": "planned"}
+
+
+@pytest.fixture
+def journal(journal_target: str) -> Iterator[SQLJournal]:
+    j = open_journal(journal_target)
+    yield j
+    j.close()
+
+
+@pytest.fixture
+def batches(journal: SQLJournal) -> list[int]:
+    """How many calls each batch the writer ran had (its transactions, in order)."""
+    sizes: list[int] = []
+    once = journal._writer._once
+
+    def counted(items: list[Any]) -> Any:
+        sizes.append(len(items))
+        return once(items)
+
+    journal._writer._once = counted  # type: ignore[method-assign]
+    return sizes
+
+
+async def started(journal: SQLJournal, thread: str) -> Started:
+    future = journal.submit(journal.begin, thread, f"r-{thread}", [UserMessage("hi")], [], {})
+    assert future is not None
+    return await future
+
+
+async def in_one_pass(*calls: tuple[Callable[..., Any], tuple[Any, ...]]) -> list[Any]:
+    """Submit the calls in one pass of the loop (one batch), and their outcomes."""
+    journal = calls[0][0].__self__
+    futures = [journal.submit(fn, *args) for fn, args in calls]
+    assert all(f is not None for f in futures)
+    return await asyncio.gather(*futures, return_exceptions=True)  # type: ignore[arg-type]
+
+
+async def test_a_failing_write_leaves_the_other_runs_writes_in_its_batch(
+    journal: SQLJournal, batches: list[int]
+) -> None:
+    a, b = await started(journal, "ta"), await started(journal, "tb")
+    await journal.submit(journal.plan_operations, b.segment, [ROW])  # type: ignore[misc]
+    batches.clear()
+    results = await in_one_pass(
+        (journal.plan_operations, (a.segment, [ROW], [(1, "X", b"a1")])),
+        (journal.plan_operations, (b.segment, [ROW])),  # the same operation again: refused
+        (journal.append_events, (a.segment, [(2, "X", b"a2")])),
+    )
+    assert results[0] is None and results[2] is None
+    assert isinstance(results[1], journal._errors)
+    assert journal.events_after("r-ta", 0) == [(1, b"a1"), (2, b"a2")]
+    assert batches[0] == 3 and len(batches) > 1  # rolled back, then run again without it
+    assert journal.next_operation(a.segment.run_id) == 2
+
+
+async def test_a_commit_run_again_writes_its_messages_once(journal: SQLJournal) -> None:
+    """The commit diffs the messages against what it committed before (in memory): the
+    rolled-back batch must not leave that memory saying they were written."""
+    a, b = await started(journal, "ta"), await started(journal, "tb")
+    await journal.submit(journal.plan_operations, b.segment, [ROW])  # type: ignore[misc]
+    messages = [*a.history, AssistantMessage("hello")]
+    results = await in_one_pass(
+        (journal.commit, (a.segment, a.committed, messages, None, [], [])),
+        (journal.plan_operations, (b.segment, [ROW])),
+    )
+    assert results[0] is None and isinstance(results[1], journal._errors)
+    assert a.committed == messages
+    assert journal.history("ta") == messages
+
+
+async def test_a_refused_request_between_writes_keeps_them(journal: SQLJournal) -> None:
+    a = await started(journal, "ta")
+    again = (journal.begin, ("ta", "r-ta", [UserMessage("hi")], [], {}))  # a replay
+    results = await in_one_pass(
+        (journal.append_events, (a.segment, [(1, "X", b"a1")])),
+        again,
+        (journal.append_events, (a.segment, [(2, "X", b"a2")])),
+    )
+    assert results[0] is None and results[2] is None
+    assert isinstance(results[1], Rejected) and results[1].code in (
+        "thread_busy",
+        "duplicate_request",
+    )
+    assert journal.events_after("r-ta", 0) == [(1, b"a1"), (2, b"a2")]
+
+
+async def test_a_request_after_a_failing_write_in_its_batch_still_starts(
+    journal: SQLJournal,
+) -> None:
+    """On Postgres the write's error surfaces in the request's first read (a pipeline):
+    neither call can tell whose it was, so each runs again alone."""
+    b = await started(journal, "tb")
+    await journal.submit(journal.plan_operations, b.segment, [ROW])  # type: ignore[misc]
+    results = await in_one_pass(
+        (journal.plan_operations, (b.segment, [ROW])),
+        (journal.begin, ("tc", "r-tc", [UserMessage("hi")], [], {})),
+    )
+    assert isinstance(results[0], journal._errors)
+    assert isinstance(results[1], Started)
+    assert journal.history("tc") == [UserMessage("hi")]
+    assert journal.live_segment("tc") == "r-tc"
