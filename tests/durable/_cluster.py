@@ -7,6 +7,7 @@ with SIGKILL like a crashed machine.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -178,3 +179,60 @@ def ran_in(path: Path, tag: str) -> list[int]:
     """The process ids in which the tool of ``tag`` started, once per start."""
     lines = path.read_text().splitlines() if path.exists() else []
     return [int(line.rsplit("=", 1)[1]) for line in lines if line.startswith(f"start {tag} ")]
+
+
+# --- clients ---------------------------------------------------------------------------
+
+
+async def stream(http: httpx.AsyncClient, url: str, body: dict[str, Any]) -> str:
+    """POST a run and read its stream until it ends or the connection breaks."""
+    text = ""
+    try:
+        async with http.stream("POST", url + "/agui", json=body) as response:
+            assert response.status_code == 200, await response.aread()
+            async for chunk in response.aiter_text():
+                text += chunk
+    except httpx.HTTPError:
+        pass  # the replica died under us
+    return text
+
+
+async def replay(http: httpx.AsyncClient, url: str, run_id: str) -> list[dict[str, Any]]:
+    """The run's log as another replica serves it; what arrived in 3 s if it is still live."""
+    text = ""
+    try:
+        async with http.stream(
+            "GET", f"{url}/runs/{run_id}/events", params={"after": 0}, timeout=3
+        ) as response:
+            assert response.status_code == 200, await response.aread()
+            async for chunk in response.aiter_text():
+                text += chunk
+    except httpx.ReadTimeout:
+        pass
+    return frames(text)
+
+
+def ended(events: list[dict[str, Any]]) -> bool:
+    return bool(events) and events[-1]["type"] in ("RUN_FINISHED", "RUN_ERROR")
+
+
+async def until_started(effects: Path, tags: list[str]) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        lines = side_effects(effects)
+        if all(f"start {t}" in lines for t in tags):
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"the tools did not start: {side_effects(effects)}")
+
+
+async def until_ended(http: httpx.AsyncClient, url: str, run: str) -> list[dict[str, Any]]:
+    """The run's events as another replica replays them, once they reach the end."""
+    deadline = time.monotonic() + 90
+    events: list[dict[str, Any]] = []
+    while time.monotonic() < deadline:
+        events = await replay(http, url, run)
+        if ended(events):
+            return events
+        await asyncio.sleep(0.2)
+    raise AssertionError(f"run {run} did not continue: {[e['type'] for e in events][-8:]}")

@@ -33,6 +33,9 @@ from durable._cluster import (
     frames,
     ran_in,
     side_effects,
+    stream,
+    until_ended,
+    until_started,
 )
 
 
@@ -53,42 +56,10 @@ def cluster(
             process.stop()
 
 
-async def _stream(http: httpx.AsyncClient, url: str, body: dict[str, Any]) -> str:
-    """POST a run and read its stream until it ends or the connection breaks."""
-    text = ""
-    try:
-        async with http.stream("POST", url + "/agui", json=body) as response:
-            assert response.status_code == 200, await response.aread()
-            async for chunk in response.aiter_text():
-                text += chunk
-    except httpx.HTTPError:
-        pass  # the replica died under us
-    return text
-
-
-async def _replay(http: httpx.AsyncClient, url: str, run_id: str) -> list[dict[str, Any]]:
-    """The run's log as another replica serves it; what arrived in 3 s if it is still live."""
-    text = ""
-    try:
-        async with http.stream(
-            "GET", f"{url}/runs/{run_id}/events", params={"after": 0}, timeout=3
-        ) as response:
-            assert response.status_code == 200, await response.aread()
-            async for chunk in response.aiter_text():
-                text += chunk
-    except httpx.ReadTimeout:
-        pass
-    return frames(text)
-
-
 def _result(events: list[dict[str, Any]]) -> str:
     results = [e["content"] for e in events if e["type"] == "TOOL_CALL_RESULT"]
     assert results, [(e["type"], e.get("delta")) for e in events]
     return str(results[0])
-
-
-def _ended(events: list[dict[str, Any]]) -> bool:
-    return bool(events) and events[-1]["type"] in ("RUN_FINISHED", "RUN_ERROR")
 
 
 def test_kill_any_one(cluster: tuple[list[Replica], list[ToolWorker]]) -> None:
@@ -126,7 +97,7 @@ async def _kill_one(cluster: list[Replica]) -> None:
         paused: dict[str, str] = {}
         for i in range(3):
             thread, run = f"t-del-{tag}-{i}", f"r-del-{tag}-{i}"
-            text = await _stream(http, a.url, agui_body(thread, f"delete f{i}", run))
+            text = await stream(http, a.url, agui_body(thread, f"delete f{i}", run))
             outcome = frames(text)[-1]["outcome"]
             paused[thread] = outcome["interrupts"][0]["id"]
 
@@ -138,15 +109,15 @@ async def _kill_one(cluster: list[Replica]) -> None:
         }
         elsewhere = {f"r-ok-{tag}-{i}": f"slow 0.5 o{tag}{i}" for i in range(6)}
         tasks = {
-            run: asyncio.create_task(_stream(http, a.url, agui_body(f"t-{run}", text, run)))
+            run: asyncio.create_task(stream(http, a.url, agui_body(f"t-{run}", text, run)))
             for run, text in on_a.items()
         }
         for i, (run, text) in enumerate(elsewhere.items()):
             replica = b if i % 2 else c
             body = agui_body(f"t-{run}", text, run)
-            tasks[run] = asyncio.create_task(_stream(http, replica.url, body))
+            tasks[run] = asyncio.create_task(stream(http, replica.url, body))
 
-        await _until_started(
+        await until_started(
             effects, [f"s{tag}{i}" for i in range(6)] + [f"i{tag}{i}" for i in range(4)]
         )
         a.kill()
@@ -161,7 +132,7 @@ async def _kill_one(cluster: list[Replica]) -> None:
 
         # A's runs continue on B or C; a client reconnecting to B sees each one go on
         for run in on_a:
-            events = await _until_ended(http, b.url, run)
+            events = await until_ended(http, b.url, run)
             starts = [e for e in events if e["type"] == "RUN_STARTED"]
             assert len(starts) == 1, [e["type"] for e in events]
             assert events[-1]["type"] == "RUN_FINISHED", events[-1]
@@ -176,7 +147,7 @@ async def _kill_one(cluster: list[Replica]) -> None:
         # the paused runs are approved through B
         for thread, interrupt in paused.items():
             body = agui_body(thread, None, f"r2-{thread}", **approve(interrupt))
-            events = frames(await _stream(http, b.url, body))
+            events = frames(await stream(http, b.url, body))
             assert events[-1]["type"] == "RUN_FINISHED", events[-1]
             assert _result(events).startswith("deleted f")
 
@@ -202,12 +173,12 @@ async def _kill_a_worker(replicas: list[Replica], workers: list[ToolWorker]) -> 
     async with httpx.AsyncClient(timeout=120) as http:
         tasks = {
             run: asyncio.create_task(
-                _stream(http, (b, c)[i % 2].url, agui_body(f"t-{run}", text, run))
+                stream(http, (b, c)[i % 2].url, agui_body(f"t-{run}", text, run))
             )
             for i, (run, text) in enumerate(runs.items())
         }
         tags = [text.split()[-1] for text in runs.values()]
-        await _until_started(effects, tags)
+        await until_started(effects, tags)
         pids = {t: ran_in(effects, t)[0] for t in tags}
         ran_by = [[t for t in tags if w.process and pids[t] == w.process.pid] for w in workers]
         victim = max(range(len(workers)), key=lambda i: len(ran_by[i]))
@@ -227,28 +198,6 @@ async def _kill_a_worker(replicas: list[Replica], workers: list[ToolWorker]) -> 
         starts = ran_in(effects, t)
         expected = 2 if t in killed and t.startswith("j") else 1
         assert len(starts) == expected, (t, starts)
-
-
-async def _until_started(effects: Path, tags: list[str]) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        lines = side_effects(effects)
-        if all(f"start {t}" in lines for t in tags):
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"the tools did not start: {side_effects(effects)}")
-
-
-async def _until_ended(http: httpx.AsyncClient, url: str, run: str) -> list[dict[str, Any]]:
-    """The run's events as another replica replays them, once they reach the end."""
-    deadline = time.monotonic() + 90
-    events: list[dict[str, Any]] = []
-    while time.monotonic() < deadline:
-        events = await _replay(http, url, run)
-        if _ended(events):
-            return events
-        await asyncio.sleep(0.2)
-    raise AssertionError(f"run {run} did not continue: {[e['type'] for e in events][-8:]}")
 
 
 def test_a_postgres_restart_loses_no_run(postgres_url: PostgresUrl, tmp_path: Path) -> None:
@@ -279,11 +228,11 @@ async def _restart_postgres(postgres: PostgresUrl, replicas: list[Replica]) -> N
     async with httpx.AsyncClient(timeout=120) as http:
         tasks = {
             run: asyncio.create_task(
-                _stream(http, (a, b)[i % 2].url, agui_body(f"t-{run}", text, run))
+                stream(http, (a, b)[i % 2].url, agui_body(f"t-{run}", text, run))
             )
             for i, (run, text) in enumerate(runs.items())
         }
-        await _until_started(a.side_effects, [f"p{tag}{i}" for i in range(4)])
+        await until_started(a.side_effects, [f"p{tag}{i}" for i in range(4)])
         await asyncio.to_thread(postgres.restart)
         streams = dict(zip(tasks, await asyncio.gather(*tasks.values()), strict=True))
         for run, text in streams.items():
