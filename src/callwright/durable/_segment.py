@@ -4,9 +4,9 @@ The segment's work is journaled by the run journal (operations before and after
 each tool, a commit at each step's end, the frames for replay), so the workflow
 adds what the journal alone cannot: a record, in DBOS, that the segment must be
 driven to its end, and an executor that owns it. While the process that took the
-request is alive, the workflow only waits for that request's stream to finish
-(the stream runs the segment, as without DBOS, so a live run costs one workflow
-row). When DBOS recovers the workflow elsewhere, its body continues the segment
+request is alive, DBOS runs nothing: the request's stream runs the segment, as
+without DBOS, and the workflow is only its row, PENDING until the stream ends
+(``_rows`` writes those rows in batches). When DBOS recovers the workflow elsewhere, its body continues the segment
 from the journal (``Journal.reopen``): the completed steps and tool results are
 read back, never re-run; a tool that had started is reported interrupted unless
 it is idempotent; the run then goes on headless, appending to the same event log,
