@@ -117,3 +117,20 @@ async def test_a_request_after_a_failing_write_in_its_batch_still_starts(
     assert isinstance(results[1], Started)
     assert journal.history("tc") == [UserMessage("hi")]
     assert journal.live_segment("tc") == "r-tc"
+
+
+async def test_held_writes_keep_every_byte_and_character(journal: SQLJournal) -> None:
+    """On Postgres a batch's writes are bound on this side and sent as one query string:
+    what comes back is what was written, quotes, backslashes and all."""
+    a = await started(journal, "ta")
+    frame = bytes(range(256)) + b"'; DROP TABLE events; --\\"
+    text = "it's \\x00-free: \u00e9\u4e2d\U0001f600 %s ? $1 '' \\' E'\\n'"
+    messages = [*a.history, AssistantMessage(text)]
+    results = await in_one_pass(
+        (journal.append_events, (a.segment, [(1, "X", frame), (2, "X", b"%s?")])),
+        (journal.commit, (a.segment, a.committed, messages, {"k": text}, [], [])),
+    )
+    assert results == [None, None]
+    assert journal.events_after("r-ta", 0) == [(1, frame), (2, b"%s?")]
+    assert journal.history("ta") == messages
+    assert journal.state("ta") == {"k": text}

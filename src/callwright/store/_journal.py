@@ -275,7 +275,7 @@ class SQLJournal(JournalReads, TakeOver):
             if answers:
                 take_answers(db, segment, answers, call_ids, decisions, now)
             elif new and open_rows:  # the user moved on: the loop skips those calls
-                db.execute(
+                db.write(
                     "UPDATE pending SET resolved_at = ? "
                     "WHERE thread_id = ? AND resolved_at IS NULL",
                     (now, thread_id),
@@ -462,7 +462,7 @@ class SQLJournal(JournalReads, TakeOver):
         with self._txs.tx(writes_only=True) as db:
             self._fence(db, segment)
             if status == "started":
-                db.execute(
+                db.write(
                     "UPDATE operations SET status = 'started', started_at = ? "
                     "WHERE run_id = ? AND call_id = ? AND name != 'model'",
                     (now, segment.run_id, call_id),
@@ -510,12 +510,12 @@ class SQLJournal(JournalReads, TakeOver):
                     replace=first < len(committed),
                 )
             if segment.id in self._planned:
-                db.execute(
+                db.write(
                     "UPDATE operations SET output = NULL WHERE run_id = ? AND name = 'model'",
                     (segment.run_id,),
                 )
             if state is not None:
-                db.execute(
+                db.write(
                     "UPDATE threads SET state = ?, updated_at = ? WHERE id = ?",
                     (canonical_json(state), now, segment.thread_id),
                 )

@@ -51,19 +51,69 @@ def pyformat(sql: str) -> str:
     return sql.replace("?", "%s")
 
 
+@functools.lru_cache(maxsize=64)
+def _values(sql: str) -> tuple[str, str] | None:
+    """A plain ``INSERT ... VALUES (?, ...)`` split into its head and its row (several
+    rows then go in one statement); None for any other statement."""
+    head, sep, row = sql.rpartition(" VALUES ")
+    if not sep or not head.startswith("INSERT INTO ") or not row.startswith("("):
+        return None
+    if not row.endswith(")") or "ON CONFLICT" in row:
+        return None
+    return head + sep, pyformat(row)
+
+
+class Rows:
+    """A statement's rows, read at once: the connection's one cursor (a cursor costs a
+    copy of the connection's adapters to make) serves the next statement."""
+
+    __slots__ = ("_pos", "_rows")
+
+    def __init__(self, rows: list[Any]) -> None:
+        self._rows = rows
+        self._pos = 0
+
+    def fetchone(self) -> Any:
+        if self._pos >= len(self._rows):
+            return None
+        self._pos += 1
+        return self._rows[self._pos - 1]
+
+    def fetchall(self) -> list[Any]:
+        rows = self._rows[self._pos :]
+        self._pos = len(self._rows)
+        return rows
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.fetchall())
+
+
 class PgDb:
     """A psycopg connection in autocommit mode (transactions are explicit statements, as
-    on SQLite) as the journal uses it."""
+    on SQLite) as the journal uses it.
 
-    __slots__ = ("_pipeline", "raw")
+    Inside ``deferred`` (the writer's batch), a write whose result is not read
+    (``write``, ``executemany``) is not sent at once: it is bound here (psycopg's
+    client-side binding, ``ClientCursor.mogrify``) and held, and the held writes go as
+    one query string with the next statement that is read, or at ``sync``. A batch of
+    a hundred runs' writes is then a few round trips, where psycopg's pipeline mode
+    made a system call (and a wake-up of the server process) per statement.
+    """
+
+    __slots__ = ("_binder", "_cursor", "_held", "_holding", "raw")
 
     begin_sql = "BEGIN"
     for_update = " FOR UPDATE"
     defers_errors = True
 
     def __init__(self, raw: psycopg.Connection[Any]) -> None:
+        import psycopg
+
         self.raw = raw
-        self._pipeline: psycopg.Pipeline | None = None
+        self._cursor = raw.cursor()
+        self._binder = psycopg.ClientCursor(raw)
+        self._held: list[str] = []
+        self._holding = False
 
     @property
     def errors(self) -> tuple[type[BaseException], ...]:
@@ -72,11 +122,43 @@ class PgDb:
         return (psycopg.Error,)
 
     def execute(self, sql: str, args: Sequence[Any] = ()) -> Cursor:
-        return self.raw.execute(pyformat(sql), args or None)
+        if self._held:
+            return self._send_held(self._binder.mogrify(pyformat(sql), args or None))
+        cursor = self._cursor
+        cursor.execute(pyformat(sql), args or None)
+        return Rows(cursor.fetchall() if cursor.description is not None else [])
+
+    def write(self, sql: str, args: Sequence[Any] = ()) -> None:
+        if self._holding:
+            self._held.append(self._binder.mogrify(pyformat(sql), args or None))
+        else:
+            self.execute(sql, args)
 
     def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
-        with self.raw.cursor() as cursor:
-            cursor.executemany(pyformat(sql), rows)
+        if not rows:
+            return
+        if not self._holding:
+            with self.raw.cursor() as cursor:
+                cursor.executemany(pyformat(sql), rows)
+            return
+        mogrify = self._binder.mogrify
+        values = _values(sql)
+        if values is None:
+            self._held.extend(mogrify(pyformat(sql), row) for row in rows)
+        else:
+            head, row_sql = values
+            self._held.append(head + ",".join(mogrify(row_sql, row) for row in rows))
+
+    def _send_held(self, last: str | None = None) -> Rows:
+        """The held writes (and ``last``, whose rows are returned) as one query string."""
+        statements, self._held = self._held, []
+        if last is not None:
+            statements.append(last)
+        cursor = self._binder
+        cursor.execute(";".join(statements))
+        for _ in range(len(statements) - 1):
+            cursor.nextset()
+        return Rows(cursor.fetchall() if cursor.description is not None else [])
 
     @property
     def in_transaction(self) -> bool:
@@ -85,11 +167,7 @@ class PgDb:
         if self.broken:
             return False
         status = self.raw.info.transaction_status
-        return status in (
-            TransactionStatus.INTRANS,
-            TransactionStatus.INERROR,
-            TransactionStatus.ACTIVE,  # pipelined statements not answered yet
-        )
+        return status in (TransactionStatus.INTRANS, TransactionStatus.INERROR)
 
     @property
     def broken(self) -> bool:
@@ -110,19 +188,22 @@ class PgDb:
         return float(row[0])
 
     @contextlib.contextmanager
-    def pipelined(self) -> Iterator[None]:
-        """psycopg's pipeline mode: the round trips of a batch's writes are what a
-        server on Postgres waits for, and each one also waits for the GIL."""
-        with self.raw.pipeline() as pipeline:
-            self._pipeline = pipeline
-            try:
-                yield
-            finally:
-                self._pipeline = None
+    def deferred(self) -> Iterator[None]:
+        """Hold the writes made inside (see the class docstring); they are sent on the
+        way out, or dropped if the block raised (its transaction is rolled back)."""
+        self._holding = True
+        try:
+            yield
+        except BaseException:
+            self._held.clear()
+            raise
+        finally:
+            self._holding = False
+        self.sync()
 
     def sync(self) -> None:
-        if self._pipeline is not None:
-            self._pipeline.sync()
+        if self._held:
+            self._send_held()
 
     def tables(self) -> list[str]:
         rows = self.execute(

@@ -48,7 +48,7 @@ def write_messages(
 ) -> None:
     """Messages from position ``start`` on (``replace``: dropping what was there)."""
     if replace:
-        db.execute("DELETE FROM messages WHERE thread_id = ? AND seq >= ?", (thread_id, start))
+        db.write("DELETE FROM messages WHERE thread_id = ? AND seq >= ?", (thread_id, start))
     db.executemany(
         "INSERT INTO messages VALUES (?, ?, ?, ?)",
         [(thread_id, start + i, run_id, message_body(m, limits)) for i, m in enumerate(messages)],
@@ -61,7 +61,7 @@ def append_events(db: Db, segment: int, events: Any) -> None:
     kept = [(offset, frame) for offset, _, frame in events if frame]
     if not kept:
         return
-    db.execute(
+    db.write(
         'INSERT INTO events (segment, "first", "last", offsets, lengths, frames) '
         "VALUES (?, ?, ?, ?, ?, ?)",
         (
@@ -174,14 +174,14 @@ def upsert_thread_and_run(
     now: float,
 ) -> None:
     if new_thread:
-        db.execute(
+        db.write(
             "INSERT INTO threads (id, state, created_at, updated_at, principal) "
             "VALUES (?, ?, ?, ?, ?)",
             (segment.thread_id, maybe_json(state), now, now, segment.principal),
         )
     else:
-        db.execute("UPDATE threads SET updated_at = ? WHERE id = ?", (now, segment.thread_id))
-    db.execute(
+        db.write("UPDATE threads SET updated_at = ? WHERE id = ?", (now, segment.thread_id))
+    db.write(
         "INSERT INTO runs (id, thread_id, status, reason, created_at, updated_at, principal) "
         "VALUES (?, ?, 'running', NULL, ?, ?, ?) ON CONFLICT(id) DO UPDATE "
         "SET status = 'running', reason = NULL, updated_at = excluded.updated_at",
@@ -238,7 +238,7 @@ def complete(
     now: float,
     status: str = "completed",
 ) -> None:
-    db.execute(
+    db.write(
         "UPDATE operations SET status = ?, output = ?, completed_at = ? "
         "WHERE run_id = ? AND call_id = ? AND name != 'model'",
         (status, canonical_json(cap_output(output, limits)), now, run_id, call_id),
@@ -262,11 +262,11 @@ def pending_row(p: PendingRecord, principal: str, now: float) -> tuple[Any, ...]
 
 
 def close(db: Db, segment: Segment, status: str, reason: str | None, now: float) -> None:
-    db.execute(
+    db.write(
         "UPDATE runs SET status = ?, reason = ?, updated_at = ? WHERE id = ?",
         (status, reason, now, segment.run_id),
     )
-    db.execute(
+    db.write(
         "UPDATE segments SET status = ?, closed_at = ? WHERE id = ?", (status, now, segment.id)
     )
 

@@ -6,8 +6,8 @@ that connection (``SQLiteDb`` for SQLite); ``_pg.PgDb`` is the same for Postgres
 differences: psycopg's ``%s`` placeholders, ``BEGIN`` for ``BEGIN IMMEDIATE``, row
 locks (``FOR UPDATE``), a per-thread lock (SQLite's single writer already serializes
 every transaction; Postgres has several writers), the database's clock for leases,
-pipelining a batch's statements (a round trip per call instead of per statement), its
-column types (``_pg.ddl``) and its errors.
+holding a batch's writes to send them together (a few round trips per batch instead
+of one per statement), its column types (``_pg.ddl``) and its errors.
 
 No SQL toolkit (SQLAlchemy Core) is used: the differences are those few, and a toolkit
 would put a layer between the journal and the transaction boundaries that are its point.
@@ -42,7 +42,7 @@ class Db(Protocol):
     """Appended to a ``SELECT`` of rows the transaction will change (a row lock where the
     database has several writers)."""
     defers_errors: bool
-    """Whether a statement's error may surface later (pipelined), not when it is run."""
+    """Whether a write's error may surface later (it was held), not when it is made."""
 
     @property
     def errors(self) -> tuple[type[BaseException], ...]:
@@ -51,7 +51,13 @@ class Db(Protocol):
 
     def execute(self, sql: str, args: Sequence[Any] = ()) -> Cursor: ...
 
-    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None: ...
+    def write(self, sql: str, args: Sequence[Any] = ()) -> None:
+        """A statement whose result is not read (inside ``deferred``, it may be held)."""
+        ...
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        """``write`` for each row."""
+        ...
 
     @property
     def in_transaction(self) -> bool: ...
@@ -70,14 +76,14 @@ class Db(Protocol):
         """The clock leases are measured by."""
         ...
 
-    def pipelined(self) -> AbstractContextManager[None]:
-        """Statements inside are sent without waiting for each one's answer (until a
-        fetch or ``sync``): a batch of writes costs a round trip per call, not per
-        statement. Errors then surface at the next fetch or ``sync``."""
+    def deferred(self) -> AbstractContextManager[None]:
+        """Writes inside may be held and sent together with the next statement that is
+        read, or at ``sync`` (and on the way out): a batch of writes costs a round
+        trip, not one per statement. Their errors then surface there."""
         ...
 
     def sync(self) -> None:
-        """Wait for the statements sent so far (raising the first one's error)."""
+        """Send the held writes and wait for them (raising the first one's error)."""
         ...
 
     def tables(self) -> list[str]:
@@ -103,6 +109,9 @@ class SQLiteDb:
     def execute(self, sql: str, args: Sequence[Any] = ()) -> Cursor:
         return self.raw.execute(sql, args)
 
+    def write(self, sql: str, args: Sequence[Any] = ()) -> None:
+        self.raw.execute(sql, args)
+
     def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         self.raw.executemany(sql, rows)
 
@@ -122,7 +131,7 @@ class SQLiteDb:
         """This machine's clock: a journal file is shared by processes of one machine."""
         return time.time()
 
-    def pipelined(self) -> AbstractContextManager[None]:
+    def deferred(self) -> AbstractContextManager[None]:
         """Nothing to send: SQLite runs in this process."""
         return contextlib.nullcontext()
 

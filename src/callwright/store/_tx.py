@@ -4,13 +4,13 @@
 queued together. A call that checks a request and may refuse it (``begin``, a
 takeover: ``tx()``) is a savepoint in it, so that its refusal rolls back that call
 only. A call that only writes (``tx(writes_only=True)``: a run's recorded steps) has
-neither a savepoint nor, on Postgres, a round trip of its own: its statements go down
-the pipeline with the next ones. Should one of those fail (a bug's constraint
-violation, a failing disk), the batch rolls back whole and raises ``RolledBack``: the
-writer runs its calls again without the one that failed, or each alone when a
-pipeline cannot tell whose statement it was. Calls run again must find this process's
-memory as it was, so a call changes it through ``changed``, which undoes the change
-when its transaction (or savepoint) rolls back.
+neither a savepoint nor, on Postgres, a round trip of its own: its writes are held
+and sent with the next statement that is read (``Db.deferred``). Should one of them
+fail (a bug's constraint violation, a failing disk), the batch rolls back whole and
+raises ``RolledBack``: the writer runs its calls again without the one that failed,
+or each alone when a held write's error cannot be told whose it was. Calls run again
+must find this process's memory as it was, so a call changes it through ``changed``,
+which undoes the change when its transaction (or savepoint) rolls back.
 
 When the database rolls the whole transaction back itself (a full disk, an I/O error,
 a lost connection to Postgres), the rest of the batch fails with the same error
@@ -40,8 +40,8 @@ class Transactions:
         self._doomed: BaseException | None = None
         """A writes-only call's failure: the batch rolls back and its calls run again."""
         self._culprit: BaseException | None = None
-        """That failure when it is surely the failing call's own (not a pipelined
-        statement of an earlier call surfacing in it)."""
+        """That failure when it is surely the failing call's own (not a held write of an
+        earlier call surfacing in it)."""
         self._unsynced = False
         """Statements of writes-only calls were sent whose outcome is not known yet."""
         self._undo: list[Callable[[], None]] | None = None
@@ -62,21 +62,21 @@ class Transactions:
             self._unsynced, self._undo = False, []
             try:
                 try:
-                    with db.pipelined():
+                    with db.deferred():  # a failed batch's held writes are not sent
                         yield
+                        if self._lost is not None:
+                            raise self._lost
+                        if self._doomed is not None:
+                            raise RolledBack(self._doomed, self._culprit)
                 finally:
                     self._in_batch = False
-                if self._lost is not None:
-                    raise self._lost
-                if self._doomed is not None:
-                    raise RolledBack(self._doomed, self._culprit)
             except RolledBack:
                 self._abort(db)
                 raise
             except BaseException as exc:
                 statement_error = db.in_transaction and isinstance(exc, db.errors)
                 self._abort(db)
-                if statement_error:  # a pipelined statement's, surfacing at the end
+                if statement_error:  # a held write's, surfacing at the end
                     raise RolledBack(exc, None) from exc
                 raise
             self._commit(db)
@@ -153,7 +153,7 @@ class Transactions:
         self._refuse_doomed()
         assert self._undo is not None
         mark = len(self._undo)
-        db.execute("SAVEPOINT call")
+        db.write("SAVEPOINT call")
         try:
             yield
             db.sync()  # this call's errors are this call's
@@ -164,11 +164,9 @@ class Transactions:
                 raise
             try:
                 with contextlib.suppress(*db.errors):
-                    db.sync()  # statements it sent before it raised
-                db.execute("ROLLBACK TO call")
-                db.execute("RELEASE call")
-                if self._unsynced:
-                    db.sync()  # no savepoint to go back to: the error was an earlier call's
+                    db.sync()  # writes it made before it raised
+                db.execute("ROLLBACK TO call")  # no savepoint: the error was an earlier call's
+                db.write("RELEASE call")
             except db.errors:
                 if not db.in_transaction:
                     self._lost = exc
@@ -176,7 +174,7 @@ class Transactions:
                     self._doomed = exc
             raise
         self._unsynced = False
-        db.execute("RELEASE call")
+        db.write("RELEASE call")
 
     def _undo_to(self, mark: int) -> None:
         undo = self._undo

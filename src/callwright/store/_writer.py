@@ -45,7 +45,7 @@ _Done = list[tuple[_Item, Any, BaseException | None]]
 class RolledBack(Exception):
     """A batch rolled back because one of its calls failed, the database still usable:
     its calls are run again. ``culprit`` is the failing call's error when that call is
-    known (None: a pipelined statement's error surfaced where it cannot be told whose)."""
+    known (None: a held write's error surfaced where it cannot be told whose)."""
 
     def __init__(self, error: BaseException, culprit: BaseException | None) -> None:
         super().__init__(str(error))
