@@ -252,8 +252,8 @@ class SQLJournal(JournalReads, TakeOver):
         """Check the request against the thread and start a segment, atomically (see
         ``Journal.begin``)."""
         with self._tx() as db:
-            now = db.now()
-            if not db.lock_thread(thread_id):
+            locked, now = db.lock_thread_now(thread_id)
+            if not locked:
                 raise _busy(thread_id)
             thread = db.execute(
                 "SELECT principal, state FROM threads WHERE id = ?", (thread_id,)
@@ -287,7 +287,7 @@ class SQLJournal(JournalReads, TakeOver):
                 write_messages(db, thread_id, segment.run_id, len(history), appended, self.limits)
                 history += appended
             next_op, decisions = _resumed(db, run_id, thread_id, history, decisions)
-            remembered = thread_approvals(db, thread_id, principal)
+            remembered = [] if thread is None else thread_approvals(db, thread_id, principal)
             if self._owner is not None:
                 self._add(self._live, segment.id)
         return Started(

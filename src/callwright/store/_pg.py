@@ -63,6 +63,9 @@ def _values(sql: str) -> tuple[str, str] | None:
     return head + sep, pyformat(row)
 
 
+_CLOCK = "EXTRACT(EPOCH FROM clock_timestamp())::float8"
+
+
 class Rows:
     """A statement's rows, read at once: the connection's one cursor (a cursor costs a
     copy of the connection's adapters to make) serves the next statement."""
@@ -184,8 +187,14 @@ class PgDb:
 
     def now(self) -> float:
         """The database's clock: processes on several machines measure leases by one clock."""
-        row = self.execute("SELECT EXTRACT(EPOCH FROM clock_timestamp())::float8").fetchone()
+        row = self.execute(f"SELECT {_CLOCK}").fetchone()
         return float(row[0])
+
+    def lock_thread_now(self, thread_id: str) -> tuple[bool, float]:
+        row = self.execute(
+            f"SELECT pg_try_advisory_xact_lock(hashtextextended(?, 0)), {_CLOCK}", (thread_id,)
+        ).fetchone()
+        return bool(row[0]), float(row[1])
 
     @contextlib.contextmanager
     def deferred(self) -> Iterator[None]:

@@ -76,6 +76,10 @@ class Db(Protocol):
         """The clock leases are measured by."""
         ...
 
+    def lock_thread_now(self, thread_id: str) -> tuple[bool, float]:
+        """``lock_thread`` (not waiting) and ``now``, in one statement."""
+        ...
+
     def deferred(self) -> AbstractContextManager[None]:
         """Writes inside may be held and sent together with the next statement that is
         read, or at ``sync`` (and on the way out): a batch of writes costs a round
@@ -130,6 +134,9 @@ class SQLiteDb:
     def now(self) -> float:
         """This machine's clock: a journal file is shared by processes of one machine."""
         return time.time()
+
+    def lock_thread_now(self, thread_id: str) -> tuple[bool, float]:
+        return True, time.time()
 
     def deferred(self) -> AbstractContextManager[None]:
         """Nothing to send: SQLite runs in this process."""

@@ -8,7 +8,8 @@ neither a savepoint nor, on Postgres, a round trip of its own: its writes are he
 and sent with the next statement that is read (``Db.deferred``). Should one of them
 fail (a bug's constraint violation, a failing disk), the batch rolls back whole and
 raises ``RolledBack``: the writer runs its calls again without the one that failed,
-or each alone when a held write's error cannot be told whose it was. Calls run again
+or each alone when a held write's error cannot be told whose it was (a savepoint's
+last writes are held as well: its refusals come from its reads). Calls run again
 must find this process's memory as it was, so a call changes it through ``changed``,
 which undoes the change when its transaction (or savepoint) rolls back.
 
@@ -156,7 +157,6 @@ class Transactions:
         db.write("SAVEPOINT call")
         try:
             yield
-            db.sync()  # this call's errors are this call's
         except BaseException as exc:
             self._undo_to(mark)
             if not db.in_transaction:  # the database rolled the whole transaction back
@@ -173,8 +173,8 @@ class Transactions:
                 else:
                     self._doomed = exc
             raise
-        self._unsynced = False
         db.write("RELEASE call")
+        self._unsynced = db.defers_errors  # its last writes may be held, as the release
 
     def _undo_to(self, mark: int) -> None:
         undo = self._undo
