@@ -69,6 +69,7 @@ class Transactions:
                             raise self._lost
                         if self._doomed is not None:
                             raise RolledBack(self._doomed, self._culprit)
+                        db.execute("COMMIT")  # with the held writes: one round trip
                 finally:
                     self._in_batch = False
             except RolledBack:
@@ -80,7 +81,7 @@ class Transactions:
                 if statement_error:  # a held write's, surfacing at the end
                     raise RolledBack(exc, None) from exc
                 raise
-            self._commit(db)
+            self._undo = None
 
     @contextlib.contextmanager
     def tx(self, *, writes_only: bool = False) -> Iterator[Db]:
