@@ -13,6 +13,7 @@ import pytest
 
 from callwright import AssistantMessage, UserMessage
 from callwright.store import SQLJournal, open_journal
+from callwright.store._pg import connect
 from callwright.store.base import Rejected, Started
 
 ROW = {"seq": 1, "name": "tool:x", "call_id": "c1", "arguments": {}, "status": "planned"}
@@ -134,3 +135,23 @@ async def test_held_writes_keep_every_byte_and_character(journal: SQLJournal) ->
     assert journal.events_after("r-ta", 0) == [(1, frame), (2, b"%s?")]
     assert journal.history("ta") == messages
     assert journal.state("ta") == {"k": text}
+
+
+@pytest.mark.parametrize("journal_target", ["postgres"], indirect=True)
+def test_a_statement_postgres_cannot_prepare_is_sent_as_text(journal_target: str) -> None:
+    """Statements run as prepared ones (``PREPARE``/``EXECUTE``, made once per
+    connection); one whose parameter's type Postgres cannot tell fails once, then goes
+    as text, and the prepared ones outlive a rollback."""
+    import psycopg
+
+    db = connect(journal_target, 5)
+    try:
+        assert db.execute("SELECT ? || 'b'", ("a",)).fetchone() == ("ab",)
+        db.execute("BEGIN")
+        with pytest.raises(psycopg.errors.IndeterminateDatatype):
+            db.execute("SELECT ? IS NULL", (None,))
+        db.execute("ROLLBACK")
+        assert db.execute("SELECT ? IS NULL", (None,)).fetchone() == (True,)
+        assert db.execute("SELECT ? || 'b'", ("c",)).fetchone() == ("cb",)
+    finally:
+        db.close()

@@ -51,16 +51,78 @@ def pyformat(sql: str) -> str:
     return sql.replace("?", "%s")
 
 
+@functools.lru_cache(maxsize=512)
+def numbered(sql: str) -> str:
+    """``?`` placeholders as ``$1``, ``$2``, ... (a ``PREPARE``'s)."""
+    parts = sql.split("?")
+    return parts[0] + "".join(f"${i}{part}" for i, part in enumerate(parts[1:], start=1))
+
+
 @functools.lru_cache(maxsize=64)
-def _values(sql: str) -> tuple[str, str] | None:
-    """A plain ``INSERT ... VALUES (?, ...)`` split into its head and its row (several
-    rows then go in one statement); None for any other statement."""
-    head, sep, row = sql.rpartition(" VALUES ")
-    if not sep or not head.startswith("INSERT INTO ") or not row.startswith("("):
-        return None
-    if not row.endswith(")") or "ON CONFLICT" in row:
-        return None
-    return head + sep, pyformat(row)
+def _execute(name: str, count: int) -> str:
+    return f"EXECUTE {name}({', '.join(['%s'] * count)})"
+
+
+_PREPARABLE = ("SELECT ", "INSERT ", "UPDATE ", "DELETE ")
+
+
+class Texts:
+    """Statements bound on this side (psycopg's ``ClientCursor.mogrify``) to be sent
+    several to a query string, held until then (``held``).
+
+    A statement with parameters runs as the ``EXECUTE`` of one prepared once per
+    connection (SQL ``PREPARE``, named here): Postgres parses and plans it once, not
+    for every run. A ``PREPARE`` is not undone by a rollback, but one in a query string
+    that failed may not have run: only those of a query that succeeded count as made
+    (another is made under a new name). A statement Postgres could not prepare (an
+    error of class 42, as a parameter whose type it cannot tell) is sent as text from
+    then on.
+    """
+
+    __slots__ = ("_binder", "_count", "_made", "_new", "_plain", "held")
+
+    def __init__(self, binder: psycopg.ClientCursor[Any]) -> None:
+        self._binder = binder
+        self.held: list[str] = []
+        self._made: dict[str, str] = {}
+        self._new: dict[str, str] = {}
+        self._plain: set[str] = set()
+        self._count = 0
+
+    def bind(self, sql: str, args: Sequence[Any]) -> str:
+        """``sql`` with ``args`` as one statement's text (a ``PREPARE`` it needs first
+        goes to ``held``)."""
+        if not args or sql in self._plain or not sql.startswith(_PREPARABLE):
+            return self._binder.mogrify(pyformat(sql), args or None)
+        name = self._made.get(sql) or self._new.get(sql)
+        if name is None:
+            self._count += 1
+            name = self._new[sql] = f"callwright_{self._count}"
+            self.held.append(f"PREPARE {name} AS {numbered(sql)}")
+        return self._binder.mogrify(_execute(name, len(args)), args)
+
+    def send(self, last: str | None = None) -> Rows:
+        """The held statements (and ``last``, whose rows are returned) as one query."""
+        statements, self.held = self.held, []
+        new, self._new = self._new, {}
+        if last is not None:
+            statements.append(last)
+        cursor = self._binder
+        try:
+            cursor.execute(";".join(statements))
+        except Exception as exc:
+            if str(getattr(exc, "sqlstate", "")).startswith("42"):
+                self._plain.update(new)
+            raise
+        self._made.update(new)
+        for _ in range(len(statements) - 1):
+            cursor.nextset()
+        return Rows(cursor.fetchall() if cursor.description is not None else [])
+
+    def drop(self) -> None:
+        """Forget the held statements (their transaction is rolled back)."""
+        self.held.clear()
+        self._new.clear()
 
 
 _CLOCK = "EXTRACT(EPOCH FROM clock_timestamp())::float8"
@@ -95,15 +157,17 @@ class PgDb:
     """A psycopg connection in autocommit mode (transactions are explicit statements, as
     on SQLite) as the journal uses it.
 
-    Inside ``deferred`` (the writer's batch), a write whose result is not read
-    (``write``, ``executemany``) is not sent at once: it is bound here (psycopg's
-    client-side binding, ``ClientCursor.mogrify``) and held, and the held writes go as
-    one query string with the next statement that is read, or at ``sync``. A batch of
-    a hundred runs' writes is then a few round trips, where psycopg's pipeline mode
-    made a system call (and a wake-up of the server process) per statement.
+    Every statement is bound on this side and sent as text (``Texts``): inside
+    ``deferred`` (the writer's batch), a write whose result is not read (``write``,
+    ``executemany``) is held and goes in one query string with the next statement that
+    is read, or at ``sync``. A batch of a hundred runs' writes is then a few round trips,
+    where psycopg's pipeline mode made a system call (and a wake-up of the server
+    process) per statement. psycopg's own prepared statements are off
+    (``prepare_threshold``): on a rollback it deallocates every prepared statement of
+    the session, ours too.
     """
 
-    __slots__ = ("_binder", "_cursor", "_held", "_holding", "raw")
+    __slots__ = ("_holding", "_texts", "raw")
 
     begin_sql = "BEGIN"
     for_update = " FOR UPDATE"
@@ -112,10 +176,9 @@ class PgDb:
     def __init__(self, raw: psycopg.Connection[Any]) -> None:
         import psycopg
 
+        raw.prepare_threshold = None
         self.raw = raw
-        self._cursor = raw.cursor()
-        self._binder = psycopg.ClientCursor(raw)
-        self._held: list[str] = []
+        self._texts = Texts(psycopg.ClientCursor(raw))
         self._holding = False
 
     @property
@@ -125,43 +188,20 @@ class PgDb:
         return (psycopg.Error,)
 
     def execute(self, sql: str, args: Sequence[Any] = ()) -> Cursor:
-        if self._held:
-            return self._send_held(self._binder.mogrify(pyformat(sql), args or None))
-        cursor = self._cursor
-        cursor.execute(pyformat(sql), args or None)
-        return Rows(cursor.fetchall() if cursor.description is not None else [])
+        texts = self._texts
+        return texts.send(texts.bind(sql, args))
 
     def write(self, sql: str, args: Sequence[Any] = ()) -> None:
-        if self._holding:
-            self._held.append(self._binder.mogrify(pyformat(sql), args or None))
-        else:
-            self.execute(sql, args)
+        texts = self._texts
+        texts.held.append(texts.bind(sql, args))
+        if not self._holding:
+            texts.send()
 
     def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
-        if not rows:
-            return
-        if not self._holding:
-            with self.raw.cursor() as cursor:
-                cursor.executemany(pyformat(sql), rows)
-            return
-        mogrify = self._binder.mogrify
-        values = _values(sql)
-        if values is None:
-            self._held.extend(mogrify(pyformat(sql), row) for row in rows)
-        else:
-            head, row_sql = values
-            self._held.append(head + ",".join(mogrify(row_sql, row) for row in rows))
-
-    def _send_held(self, last: str | None = None) -> Rows:
-        """The held writes (and ``last``, whose rows are returned) as one query string."""
-        statements, self._held = self._held, []
-        if last is not None:
-            statements.append(last)
-        cursor = self._binder
-        cursor.execute(";".join(statements))
-        for _ in range(len(statements) - 1):
-            cursor.nextset()
-        return Rows(cursor.fetchall() if cursor.description is not None else [])
+        texts = self._texts
+        texts.held.extend(texts.bind(sql, row) for row in rows)
+        if not self._holding and texts.held:
+            texts.send()
 
     @property
     def in_transaction(self) -> bool:
@@ -204,15 +244,15 @@ class PgDb:
         try:
             yield
         except BaseException:
-            self._held.clear()
+            self._texts.drop()
             raise
         finally:
             self._holding = False
         self.sync()
 
     def sync(self) -> None:
-        if self._held:
-            self._send_held()
+        if self._texts.held:
+            self._texts.send()
 
     def tables(self) -> list[str]:
         rows = self.execute(
