@@ -252,12 +252,12 @@ class SQLJournal(JournalReads, TakeOver):
         """Check the request against the thread and start a segment, atomically (see
         ``Journal.begin``)."""
         with self._tx() as db:
-            locked, now = db.lock_thread_now(thread_id)
+            locked, now, rows = db.lock_thread_and_read(
+                thread_id, "SELECT principal, state FROM threads WHERE id = ?", (thread_id,)
+            )
             if not locked:
                 raise _busy(thread_id)
-            thread = db.execute(
-                "SELECT principal, state FROM threads WHERE id = ?", (thread_id,)
-            ).fetchone()
+            thread = rows[0] if rows else None
             if thread is not None and thread[0] != principal:
                 raise Rejected(f"no thread {thread_id!r}", "not_found", 404)
             resumable, history, open_rows = None, [], []

@@ -103,10 +103,13 @@ class Texts:
 
     def send(self, last: str | None = None) -> Rows:
         """The held statements (and ``last``, whose rows are returned) as one query."""
-        statements, self.held = self.held, []
+        return self.send_reads([] if last is None else [last])[-1]
+
+    def send_reads(self, reads: list[str]) -> list[Rows]:
+        """The held statements and then ``reads`` as one query; the rows of each read
+        (of the last statement when there are none)."""
+        statements, self.held = [*self.held, *reads], []
         new, self._new = self._new, {}
-        if last is not None:
-            statements.append(last)
         cursor = self._binder
         try:
             cursor.execute(";".join(statements))
@@ -115,9 +118,12 @@ class Texts:
                 self._plain.update(new)
             raise
         self._made.update(new)
-        for _ in range(len(statements) - 1):
+        for _ in range(len(statements) - max(len(reads), 1)):
             cursor.nextset()
-        return Rows(cursor.fetchall() if cursor.description is not None else [])
+        results = [Rows(cursor.fetchall() if cursor.description is not None else [])]
+        while len(results) < len(reads) and cursor.nextset():
+            results.append(Rows(cursor.fetchall() if cursor.description is not None else []))
+        return results
 
     def drop(self) -> None:
         """Forget the held statements (their transaction is rolled back)."""
@@ -126,6 +132,7 @@ class Texts:
 
 
 _CLOCK = "EXTRACT(EPOCH FROM clock_timestamp())::float8"
+_LOCK_NOW = f"SELECT pg_try_advisory_xact_lock(hashtextextended(?, 0)), {_CLOCK}"
 
 
 class Rows:
@@ -230,11 +237,14 @@ class PgDb:
         row = self.execute(f"SELECT {_CLOCK}").fetchone()
         return float(row[0])
 
-    def lock_thread_now(self, thread_id: str) -> tuple[bool, float]:
-        row = self.execute(
-            f"SELECT pg_try_advisory_xact_lock(hashtextextended(?, 0)), {_CLOCK}", (thread_id,)
-        ).fetchone()
-        return bool(row[0]), float(row[1])
+    def lock_thread_and_read(
+        self, thread_id: str, sql: str, args: Sequence[Any]
+    ) -> tuple[bool, float, list[Any]]:
+        texts = self._texts
+        lock = texts.bind(_LOCK_NOW, (thread_id,))
+        locked, rows = texts.send_reads([lock, texts.bind(sql, args)])
+        row = locked.fetchone()
+        return bool(row[0]), float(row[1]), rows.fetchall()
 
     @contextlib.contextmanager
     def deferred(self) -> Iterator[None]:

@@ -76,8 +76,12 @@ class Db(Protocol):
         """The clock leases are measured by."""
         ...
 
-    def lock_thread_now(self, thread_id: str) -> tuple[bool, float]:
-        """``lock_thread`` (not waiting) and ``now``, in one statement."""
+    def lock_thread_and_read(
+        self, thread_id: str, sql: str, args: Sequence[Any]
+    ) -> tuple[bool, float, list[Any]]:
+        """``lock_thread`` (not waiting), ``now``, and the rows of ``sql`` read once the
+        lock is taken (on Postgres one round trip: the read is a statement after the
+        lock's, so it sees what the lock's last holder committed)."""
         ...
 
     def deferred(self) -> AbstractContextManager[None]:
@@ -135,8 +139,10 @@ class SQLiteDb:
         """This machine's clock: a journal file is shared by processes of one machine."""
         return time.time()
 
-    def lock_thread_now(self, thread_id: str) -> tuple[bool, float]:
-        return True, time.time()
+    def lock_thread_and_read(
+        self, thread_id: str, sql: str, args: Sequence[Any]
+    ) -> tuple[bool, float, list[Any]]:
+        return True, time.time(), self.raw.execute(sql, args).fetchall()
 
     def deferred(self) -> AbstractContextManager[None]:
         """Nothing to send: SQLite runs in this process."""
