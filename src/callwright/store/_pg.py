@@ -58,17 +58,13 @@ def numbered(sql: str) -> str:
     return parts[0] + "".join(f"${i}{part}" for i, part in enumerate(parts[1:], start=1))
 
 
-@functools.lru_cache(maxsize=64)
-def _execute(name: str, count: int) -> str:
-    return f"EXECUTE {name}({', '.join(['%s'] * count)})"
-
-
 _PREPARABLE = ("SELECT ", "INSERT ", "UPDATE ", "DELETE ")
 
 
 class Texts:
-    """Statements bound on this side (psycopg's ``ClientCursor.mogrify``) to be sent
-    several to a query string, held until then (``held``).
+    """Statements bound on this side (each parameter a literal made by psycopg's
+    ``Transformer.as_literal``, the quoting ``ClientCursor`` does) to be sent several to
+    a query string, held until then (``held``).
 
     A statement with parameters runs as the ``EXECUTE`` of one prepared once per
     connection (SQL ``PREPARE``, named here): Postgres parses and plans it once, not
@@ -79,40 +75,44 @@ class Texts:
     then on.
     """
 
-    __slots__ = ("_binder", "_count", "_made", "_new", "_plain", "held")
+    __slots__ = ("_binder", "_count", "_literal", "_made", "_new", "_plain", "held")
 
     def __init__(self, binder: psycopg.ClientCursor[Any]) -> None:
+        from psycopg.adapt import Transformer
+
         self._binder = binder
-        self.held: list[str] = []
-        self._made: dict[str, str] = {}
-        self._new: dict[str, str] = {}
+        self._literal = Transformer(binder).as_literal
+        self.held: list[bytes] = []
+        self._made: dict[str, bytes] = {}
+        self._new: dict[str, bytes] = {}
         self._plain: set[str] = set()
         self._count = 0
 
-    def bind(self, sql: str, args: Sequence[Any]) -> str:
+    def bind(self, sql: str, args: Sequence[Any]) -> bytes:
         """``sql`` with ``args`` as one statement's text (a ``PREPARE`` it needs first
         goes to ``held``)."""
         if not args or sql in self._plain or not sql.startswith(_PREPARABLE):
-            return self._binder.mogrify(pyformat(sql), args or None)
+            return self._binder.mogrify(pyformat(sql), args or None).encode()
         name = self._made.get(sql) or self._new.get(sql)
         if name is None:
             self._count += 1
-            name = self._new[sql] = f"callwright_{self._count}"
-            self.held.append(f"PREPARE {name} AS {numbered(sql)}")
-        return self._binder.mogrify(_execute(name, len(args)), args)
+            name = self._new[sql] = f"callwright_{self._count}".encode()
+            self.held.append(b"PREPARE %s AS %s" % (name, numbered(sql).encode()))
+        literal = self._literal
+        return b"EXECUTE %s(%s)" % (name, b", ".join([literal(arg) for arg in args]))
 
-    def send(self, last: str | None = None) -> Rows:
+    def send(self, last: bytes | None = None) -> Rows:
         """The held statements (and ``last``, whose rows are returned) as one query."""
         return self.send_reads([] if last is None else [last])[-1]
 
-    def send_reads(self, reads: list[str]) -> list[Rows]:
+    def send_reads(self, reads: list[bytes]) -> list[Rows]:
         """The held statements and then ``reads`` as one query; the rows of each read
         (of the last statement when there are none)."""
         statements, self.held = [*self.held, *reads], []
         new, self._new = self._new, {}
         cursor = self._binder
         try:
-            cursor.execute(";".join(statements))
+            cursor.execute(b";".join(statements))
         except Exception as exc:
             if str(getattr(exc, "sqlstate", "")).startswith("42"):
                 self._plain.update(new)
