@@ -9,6 +9,12 @@ skips a thread another process is working on. Rows a transaction will change are
 read ``FOR UPDATE``. Transactions are READ COMMITTED: each statement sees what other
 processes have committed, which is what the re-checks under those locks rely on.
 
+Statements travel as text, several to a query string (``Texts``): a batch's writes go
+with its next read or its ``COMMIT``, each statement the ``EXECUTE`` of one prepared
+once per connection. Each statement of a query string still takes its own snapshot,
+so a read sent after the thread's lock in the same string sees what the lock's last
+holder committed.
+
 psycopg is imported when a Postgres journal is opened: it is an optional dependency
 (the ``durable`` extra).
 """
