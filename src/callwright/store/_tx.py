@@ -30,6 +30,8 @@ from ._writer import RolledBack
 
 
 class Transactions:
+    """The write connection's transactions (see the module docstring)."""
+
     def __init__(self, db: Db, reconnect: Callable[[], Db] | None = None) -> None:
         self.db = db
         self._reconnect = reconnect
@@ -44,7 +46,8 @@ class Transactions:
         """That failure when it is surely the failing call's own (not a held write of an
         earlier call surfacing in it)."""
         self._unsynced = False
-        """Statements of writes-only calls were sent whose outcome is not known yet."""
+        """Earlier calls' writes may be held (Postgres), their outcome not known yet: an
+        error a call meets may be theirs."""
         self._undo: list[Callable[[], None]] | None = None
         self._depth = 0
 
