@@ -6,6 +6,7 @@ writes are kept, and a call run again finds the journal's memory as it was."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -14,6 +15,7 @@ import pytest
 from callwright import AssistantMessage, UserMessage
 from callwright.store import SQLJournal, open_journal
 from callwright.store._pg import connect
+from callwright.store._writer import JournalWriter, RolledBack
 from callwright.store.base import Rejected, Started
 
 ROW = {"seq": 1, "name": "tool:x", "call_id": "c1", "arguments": {}, "status": "planned"}
@@ -155,3 +157,49 @@ def test_a_statement_postgres_cannot_prepare_is_sent_as_text(journal_target: str
         assert db.execute("SELECT ? || 'b'", ("c",)).fetchone() == ("cb",)
     finally:
         db.close()
+
+
+class _Failing:
+    """A batch as the writer sees it: it rolls back while a call in it failed (``error``
+    holds the failing call's error, ``culprit`` says whether it is known whose);
+    ``sizes`` counts the calls each batch ran."""
+
+    def __init__(self, culprit: bool) -> None:
+        self.culprit = culprit
+        self.error: BaseException | None = None
+        self.sizes: list[int] = []
+
+    def __call__(self) -> Any:
+        @contextlib.contextmanager
+        def batch() -> Iterator[None]:
+            self.sizes.append(0)
+            self.error = None
+            yield
+            if self.error is not None:
+                raise RolledBack(self.error, self.error if self.culprit else None)
+
+        return batch()
+
+
+@pytest.mark.parametrize("culprit", [True, False])
+async def test_the_writer_runs_a_rolled_back_batch_again_without_the_failing_call(
+    culprit: bool,
+) -> None:
+    batch = _Failing(culprit)
+    writer = JournalWriter(batch)
+
+    def ok(n: int) -> int:
+        batch.sizes[-1] += 1
+        return n
+
+    def bad() -> None:
+        batch.sizes[-1] += 1
+        batch.error = ValueError("a bug's write")
+        raise batch.error
+
+    futures = [writer.submit(ok, 1), writer.submit(bad), writer.submit(ok, 3)]
+    results = await asyncio.gather(*futures, return_exceptions=True)  # type: ignore[arg-type]
+    assert results[0] == 1 and results[2] == 3 and isinstance(results[1], ValueError)
+    # known: the two others again in one batch; unknown: each of the three alone
+    assert batch.sizes == ([3, 2] if culprit else [3, 1, 1, 1])
+    writer.close()
