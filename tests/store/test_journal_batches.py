@@ -203,3 +203,24 @@ async def test_the_writer_runs_a_rolled_back_batch_again_without_the_failing_cal
     # known: the two others again in one batch; unknown: each of the three alone
     assert batch.sizes == ([3, 2] if culprit else [3, 1, 1, 1])
     writer.close()
+
+
+async def test_a_write_to_a_settled_segment_fails_alone(journal: SQLJournal) -> None:
+    """The fence (a segment settled elsewhere is not written to) refuses one run's write;
+    the other run's write in the same batch is kept."""
+    a, b = await started(journal, "ta"), await started(journal, "tb")
+    other = open_journal(journal.target)
+    try:
+        with other._tx() as db:  # another process's recovery settled it
+            db.execute("UPDATE segments SET status = 'interrupted' WHERE id = ?", (a.segment.id,))
+    finally:
+        other.close()
+    journal._renewed = 0.0  # the lease not surely held: every write checks its segment
+    results = await in_one_pass(
+        (journal.append_events, (b.segment, [(1, "X", b"b1")])),
+        (journal.mark_operation, (a.segment, "c1", "started")),
+        (journal.append_events, (b.segment, [(2, "X", b"b2")])),
+    )
+    assert results[0] is None and results[2] is None
+    assert isinstance(results[1], RuntimeError) and "settled" in str(results[1])
+    assert journal.events_after("r-tb", 0) == [(1, b"b1"), (2, b"b2")]
