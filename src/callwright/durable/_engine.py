@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import os
 import secrets
@@ -70,6 +71,7 @@ class DurableRuntime:
         executor_id: str,
         *,
         watch_seconds: float = WATCH_SECONDS,
+        freeze_heap: bool = True,
     ) -> None:
         self.agent = agent
         self.journal = journal
@@ -77,6 +79,12 @@ class DurableRuntime:
         self.executor_id = executor_id
         """This process's DBOS executor id, which is also its journal owner id."""
         self.watch_seconds = watch_seconds
+        self.freeze_heap = freeze_heap
+        """Whether ``launch`` moves the objects alive after start-up out of the garbage
+        collector's sight (``gc.freeze``). DBOS, SQLAlchemy and psycopg make a heap
+        twice the size of a server without them, which every full collection walked
+        again under load: 15 to 20 % of a replica's CPU at 1,000 concurrent runs. Off
+        for an application that relies on the collector freeing cycles made before."""
         self._local: dict[str, str] = {}
         """Request ids of the segments this process streams, with their rows' owner tokens."""
         self._rows = WorkflowRows()
@@ -103,6 +111,9 @@ class DurableRuntime:
         )
         DBOS.listen_queues([])  # DBOS's own queues only: the tools queue is the workers'
         DBOS.launch()
+        if self.freeze_heap:
+            gc.collect()
+            gc.freeze()
         self._rows.start()
         self._watch = asyncio.get_running_loop().create_task(self._watch_gone())
 

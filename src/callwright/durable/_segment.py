@@ -6,11 +6,11 @@ adds what the journal alone cannot: a record, in DBOS, that the segment must be
 driven to its end, and an executor that owns it. While the process that took the
 request is alive, DBOS runs nothing: the request's stream runs the segment, as
 without DBOS, and the workflow is only its row, PENDING until the stream ends
-(``_rows`` writes those rows in batches). When DBOS recovers the workflow elsewhere, its body continues the segment
-from the journal (``Journal.reopen``): the completed steps and tool results are
-read back, never re-run; a tool that had started is reported interrupted unless
-it is idempotent; the run then goes on headless, appending to the same event log,
-which any replica's ``GET /runs/{id}/events?after=N`` follows.
+(``_rows`` writes those rows in batches). When DBOS recovers the workflow elsewhere,
+its body continues the segment from the journal (``Journal.reopen``): the completed
+steps and tool results are read back, never re-run; a tool that had started is
+reported interrupted unless it is idempotent; the run then goes on headless,
+appending to the same event log, which any replica's ``GET /runs/{id}/events?after=N`` follows.
 
 Why the segment's model turns and tool calls are journal operations and not DBOS
 steps: a recovered segment continues from what the journal committed, and a
