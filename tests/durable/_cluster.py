@@ -18,7 +18,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import httpx
 
@@ -31,8 +31,28 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+class _Process:
+    """What stops a replica or a worker: SIGKILL like a crashed machine, or SIGTERM."""
+
+    process: subprocess.Popen[bytes] | None
+    stop_seconds: ClassVar[float] = 15
+
+    def kill(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGKILL)
+            self.process.wait(10)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(self.stop_seconds)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
 @dataclass
-class Replica:
+class Replica(_Process):
     """One ``callwright serve`` process."""
 
     database: str
@@ -77,23 +97,12 @@ class Replica:
         path = self.side_effects.with_name(f"{self.executor_id}.log")
         return path.read_text(errors="replace")[-4000:] if path.exists() else ""
 
-    def kill(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(signal.SIGKILL)
-            self.process.wait(10)
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(15)
-            except subprocess.TimeoutExpired:
-                self.kill()
-
 
 @dataclass
-class ToolWorker:
+class ToolWorker(_Process):
     """One ``callwright worker`` process, started with the command DEPLOY.md gives."""
+
+    stop_seconds: ClassVar[float] = 30
 
     database: str
     executor_id: str
@@ -131,19 +140,6 @@ class ToolWorker:
                 raise RuntimeError(f"worker {self.executor_id}: {self.log.read_text()}")
             time.sleep(0.1)
         return self
-
-    def kill(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(signal.SIGKILL)
-            self.process.wait(10)
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(30)
-            except subprocess.TimeoutExpired:
-                self.kill()
 
 
 def agui_body(thread: str, text: str | None, run_id: str, **extra: Any) -> dict[str, Any]:

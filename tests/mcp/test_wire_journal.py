@@ -19,7 +19,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from typing import Any
 
 import httpx
@@ -126,11 +126,8 @@ def test_the_answer_resumes_the_mcp_call(
     ):
         thread, messages, interrupt = agui_ask(client)
         assert interrupt["reason"] == "input_required" and "state" not in interrupt
-        journal = open_journal(journal_target)
-        try:
+        with closing(open_journal(journal_target)) as journal:
             [pending] = journal.pending(thread)
-        finally:
-            journal.close()
         assert (pending.kind, pending.approval_id) == ("input", interrupt["id"])
         assert pending.request is not None and pending.request.state["server"] == "everything"
         entry = {"interruptId": interrupt["id"], "status": "resolved", "payload": {"name": "Ada"}}
@@ -181,11 +178,8 @@ def test_after_a_restart_the_answer_gets_the_clear_error_result(
         response = client.post("/agui", json=agui_body(thread, messages, resume=[entry]))
         assert response.status_code == 200, response.text
         events = frames(response)
-        journal = open_journal(journal_target)
-        try:
+        with closing(open_journal(journal_target)) as journal:
             history = journal.history(thread)
-        finally:
-            journal.close()
     content, finished = answered(events)
     assert "is no longer open" in content and "call the tool again" in content
     assert finished["type"] == "RUN_FINISHED" and finished["outcome"] == {"type": "success"}
@@ -210,11 +204,8 @@ def test_after_a_restart_the_answer_calls_a_2026_tool_again(
         thread, messages, interrupt = agui_ask(client)
     assert interrupt["reason"] == "input_required" and "state" not in interrupt
     assert interrupt["responseSchema"]["required"] == ["name"]
-    journal = open_journal(journal_target)
-    try:
+    with closing(open_journal(journal_target)) as journal:
         [pending] = journal.pending(thread)
-    finally:
-        journal.close()
     assert pending.request is not None and pending.request.state["requestState"]
     # the server stopped, and the MCP server process with it
     entry = {"interruptId": interrupt["id"], "status": "resolved", "payload": {"name": "Ada"}}
@@ -223,11 +214,8 @@ def test_after_a_restart_the_answer_calls_a_2026_tool_again(
         httpx.Client(base_url=url, timeout=60) as client,
     ):
         events = frames(client.post("/agui", json=agui_body(thread, messages, resume=[entry])))
-        journal = open_journal(journal_target)
-        try:
+        with closing(open_journal(journal_target)) as journal:
             history = journal.history(thread)
-        finally:
-            journal.close()
     content, finished = answered(events)
     assert content == "Hello, Ada!"
     assert finished["type"] == "RUN_FINISHED" and finished["outcome"] == {"type": "success"}
