@@ -81,6 +81,11 @@ def serve_options(s: argparse.ArgumentParser) -> None:
         help="also serve the agent's tools over MCP (streamable HTTP) at PATH, e.g. /mcp",
     )
     expose_option(s)
+    otel_option(s)
+
+
+def otel_option(s: argparse.ArgumentParser) -> None:
+    """``--otel``, for ``serve`` and ``worker``."""
     s.add_argument(
         "--otel",
         nargs="?",

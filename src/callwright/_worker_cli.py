@@ -12,6 +12,8 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from ._cli_options import otel_option
+
 
 def worker_parser(sub: Any, model_options: Callable[[argparse.ArgumentParser], None]) -> None:
     """Add ``worker`` to the subcommands; ``model_options`` adds --agent and the model's."""
@@ -38,15 +40,7 @@ def worker_parser(sub: Any, model_options: Callable[[argparse.ArgumentParser], N
         help="on SIGTERM, take no new calls and let running ones finish this long (default 20)",
     )
     w.add_argument("--quiet", action="store_true", help="print nothing when ready")
-    w.add_argument(
-        "--otel",
-        nargs="?",
-        const="",
-        default=None,
-        metavar="URL",
-        help="send traces and metrics to an OTLP/HTTP collector (default: "
-        "OTEL_EXPORTER_OTLP_ENDPOINT, else http://localhost:4318); needs callwright[otel]",
-    )
+    otel_option(w)
     model_options(w)
     w.set_defaults(handler=worker)
 
