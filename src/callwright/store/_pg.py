@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import select
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +32,7 @@ from ._sql import Cursor
 
 if TYPE_CHECKING:
     import psycopg
+    from psycopg.pq.abc import PGconn, PGresult
 
 SCHEMA_LOCK = 0x63616C6C77726974
 """The advisory lock key held while the tables are created (two processes starting)."""
@@ -65,6 +67,37 @@ def numbered(sql: str) -> str:
 
 
 _PREPARABLE = ("SELECT ", "INSERT ", "UPDATE ", "DELETE ")
+_TUPLES_OK = 2
+_FATAL_ERROR = 7
+"""libpq's ``ExecStatusType`` values (``psycopg.pq.ExecStatus``) a result is told by."""
+
+
+def exchange(pgconn: PGconn, query: bytes) -> list[PGresult]:
+    """Send ``query`` (several statements) and return every statement's result.
+
+    Written on libpq's asynchronous calls (``psycopg.pq``) rather than a cursor's
+    ``execute`` and ``nextset``: a cursor makes each result's description, loaders and
+    row maker, and most statements of the journal's query strings are writes whose
+    result nobody reads (under load that was half of the writer thread's CPU).
+    ``PQexec`` would keep only the last result; the waits here are ``poll`` calls, so
+    the GIL is free while Postgres works, as in psycopg's own wait."""
+    pgconn.send_query(query)
+    fd = pgconn.socket
+    poller = select.poll()
+    poller.register(fd, select.POLLIN | select.POLLOUT)
+    while pgconn.flush():  # a long query on a non-blocking connection goes out in parts
+        if any(event & select.POLLIN for _, event in poller.poll()):
+            pgconn.consume_input()
+    poller.modify(fd, select.POLLIN)
+    results: list[PGresult] = []
+    while True:
+        pgconn.consume_input()
+        while not pgconn.is_busy():
+            result = pgconn.get_result()
+            if result is None:
+                return results
+            results.append(result)
+        poller.poll()
 
 
 class Texts:
@@ -81,13 +114,14 @@ class Texts:
     then on.
     """
 
-    __slots__ = ("_binder", "_count", "_literal", "_made", "_new", "_plain", "held")
+    __slots__ = ("_binder", "_count", "_literal", "_loader", "_made", "_new", "_plain", "held")
 
     def __init__(self, binder: psycopg.ClientCursor[Any]) -> None:
         from psycopg.adapt import Transformer
 
         self._binder = binder
         self._literal = Transformer(binder).as_literal
+        self._loader = Transformer(binder)
         self.held: list[bytes] = []
         self._made: dict[str, bytes] = {}
         self._new: dict[str, bytes] = {}
@@ -116,20 +150,29 @@ class Texts:
         (of the last statement when there are none)."""
         statements, self.held = [*self.held, *reads], []
         new, self._new = self._new, {}
-        cursor = self._binder
         try:
-            cursor.execute(b";".join(statements))
+            results = exchange(self._binder.connection.pgconn, b";".join(statements))
+            failed = next((r for r in results if r.status == _FATAL_ERROR), None)
+            if failed is not None:
+                raise self._error(failed)
         except Exception as exc:
             if str(getattr(exc, "sqlstate", "")).startswith("42"):
                 self._plain.update(new)
             raise
         self._made.update(new)
-        for _ in range(len(statements) - max(len(reads), 1)):
-            cursor.nextset()
-        results = [Rows(cursor.fetchall() if cursor.description is not None else [])]
-        while len(results) < len(reads) and cursor.nextset():
-            results.append(Rows(cursor.fetchall() if cursor.description is not None else []))
-        return results
+        return [self._rows(result) for result in results[-max(len(reads), 1) :]]
+
+    def _rows(self, result: PGresult) -> Rows:
+        if result.status != _TUPLES_OK:
+            return Rows([])
+        loader = self._loader
+        loader.set_pgresult(result)
+        return Rows(loader.load_rows(0, result.ntuples, tuple))
+
+    def _error(self, result: PGresult) -> Exception:
+        from psycopg.errors import error_from_result
+
+        return error_from_result(result, encoding=self._binder.connection.info.encoding)
 
     def drop(self) -> None:
         """Forget the held statements (their transaction is rolled back)."""
