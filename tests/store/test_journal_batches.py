@@ -139,6 +139,61 @@ async def test_held_writes_keep_every_byte_and_character(journal: SQLJournal) ->
     assert journal.state("ta") == {"k": text}
 
 
+def _raw_sql(target: str, sql: str) -> list[Any]:
+    """``sql`` on the journal's database, beside the journal."""
+    if target.startswith("postgresql://"):
+        import psycopg
+
+        with psycopg.connect(target, autocommit=True) as pg:
+            cursor = pg.execute(sql)
+            return cursor.fetchall() if cursor.description else []
+    import sqlite3
+
+    with contextlib.closing(sqlite3.connect(target, isolation_level=None)) as lite:
+        return lite.execute(sql).fetchall()
+
+
+async def test_frames_are_compressed_on_postgres_and_rows_written_before_read_as_they_are(
+    journal_target: str,
+) -> None:
+    """On Postgres a chunk's frames are stored zlib-compressed (``packed``), on SQLite as
+    they are; either way they read back byte for byte, and so does a chunk written before
+    frames were compressed (a database whose ``events`` had no ``packed`` column)."""
+    journal = open_journal(journal_target)
+    a = await started(journal, "ta")
+    journal.close()
+    old = b"data: before\n\n"
+    _raw_sql(journal_target, "ALTER TABLE events DROP COLUMN packed")
+    _raw_sql(
+        journal_target,
+        'INSERT INTO events (segment, "first", "last", offsets, lengths, frames) VALUES '
+        f"({a.segment.id}, 1, 1, '1', '{len(old)}', {_blob(journal_target, old)})",
+    )
+    journal = open_journal(journal_target)
+    try:
+        frames = [(i, b'data: {"type":"TEXT_MESSAGE_CONTENT","delta":"word"}\n\n') for i in (2, 3)]
+        future = journal.submit(journal.append_events, a.segment, [(i, "X", f) for i, f in frames])
+        assert future is not None
+        await future
+        assert journal.events_after("r-ta", 0) == [(1, old), *frames]
+        assert journal.events_after("r-ta", 2) == frames[1:]
+    finally:
+        journal.close()
+    packed, size = _raw_sql(
+        journal_target, 'SELECT packed, LENGTH(frames) FROM events WHERE "first" = 2'
+    )[0]
+    if journal_target.startswith("postgresql://"):
+        assert packed == 1 and size < len(frames[0][1]) * 2
+    else:
+        assert (packed, size) == (0, len(frames[0][1]) * 2)
+
+
+def _blob(target: str, data: bytes) -> str:
+    if target.startswith("postgresql://"):
+        return f"'\\x{data.hex()}'::bytea"
+    return f"X'{data.hex()}'"
+
+
 @pytest.mark.parametrize("journal_target", ["postgres"], indirect=True)
 def test_a_statement_postgres_cannot_prepare_is_sent_as_text(journal_target: str) -> None:
     """Statements run as prepared ones (``PREPARE``/``EXECUTE``, made once per

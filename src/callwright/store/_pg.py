@@ -228,6 +228,7 @@ class PgDb:
     begin_sql = "BEGIN"
     for_update = " FOR UPDATE"
     defers_errors = True
+    packs_frames = True
 
     def __init__(self, raw: psycopg.Connection[Any]) -> None:
         import psycopg

@@ -95,7 +95,7 @@ class JournalReads:
     ) -> list[tuple[int, bytes]]:
         """The event log of one segment (one request's stream), after ``offset``."""
         rows = self._read(
-            "SELECT e.offsets, e.lengths, e.frames FROM events e "
+            "SELECT e.offsets, e.lengths, e.frames, e.packed FROM events e "
             "JOIN segments s ON s.id = e.segment "
             'WHERE s.principal = ? AND s.request_id = ? AND e."last" > ? ORDER BY e."first"',
             (principal, request_id, offset),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import zlib
 from typing import Any
 
 from ..call import Decision
@@ -61,16 +62,20 @@ def append_events(db: Db, segment: int, events: Any) -> None:
     kept = [(offset, frame) for offset, _, frame in events if frame]
     if not kept:
         return
+    frames = b"".join([f for _, f in kept])
+    if db.packs_frames:
+        frames = zlib.compress(frames, 1)
     db.write(
-        'INSERT INTO events (segment, "first", "last", offsets, lengths, frames) '
-        "VALUES (?, ?, ?, ?, ?, ?)",
+        'INSERT INTO events (segment, "first", "last", offsets, lengths, frames, packed) '
+        "VALUES (?, ?, ?, ?, ?, ?, ?)",
         (
             segment,
             kept[0][0],
             kept[-1][0],
-            ",".join(str(o) for o, _ in kept),
-            ",".join(str(len(f)) for _, f in kept),
-            b"".join(f for _, f in kept),
+            ",".join([str(o) for o, _ in kept]),
+            ",".join([str(len(f)) for _, f in kept]),
+            frames,
+            int(db.packs_frames),
         ),
     )
 
@@ -83,11 +88,13 @@ def append_frame(db: Db, segment: int, frame: bytes) -> None:
     append_events(db, segment, [(int(last) + 1, "", frame)])
 
 
-def split_chunk(offsets: str, lengths: str, frames: bytes) -> list[tuple[int, bytes]]:
+def split_chunk(
+    offsets: str, lengths: str, frames: bytes, packed: int = 0
+) -> list[tuple[int, bytes]]:
     """A chunk row back into (offset, frame) pairs."""
     out = []
     start = 0
-    data = bytes(frames)
+    data = zlib.decompress(frames) if packed else bytes(frames)
     for offset, length in zip(offsets.split(","), lengths.split(","), strict=True):
         end = start + int(length)
         out.append((int(offset), data[start:end]))

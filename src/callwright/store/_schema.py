@@ -57,7 +57,7 @@ CREATE TABLE IF NOT EXISTS segments (
 CREATE INDEX IF NOT EXISTS segments_to_purge ON segments (closed_at) WHERE purged = 0;
 CREATE TABLE IF NOT EXISTS events (
     segment INTEGER, "first" INTEGER, "last" INTEGER, offsets TEXT, lengths TEXT, frames BLOB,
-    PRIMARY KEY (segment, "first"));
+    packed INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (segment, "first"));
 CREATE TABLE IF NOT EXISTS owners (
     id TEXT PRIMARY KEY, host TEXT, pid INTEGER, started_at REAL, expires_at REAL,
     taken_by TEXT);
@@ -78,10 +78,12 @@ ADDED_COLUMNS = [
     ("pending", "request TEXT"),
     ("pending", "answer TEXT"),
     ("pending", "remember TEXT"),
+    ("events", "packed INTEGER NOT NULL DEFAULT 0"),
 ]
 """Columns added since a table was first made: an older file gets them when opened
 (``pending.request``: a question's JSON; ``answer``: the decision taken, for recovery;
-``remember``: ``'thread'`` on an approval a human gave for the rest of the thread)."""
+``remember``: ``'thread'`` on an approval a human gave for the rest of the thread;
+``events.packed``: 1 where the chunk's frames are zlib-compressed)."""
 
 
 def connect(path: str, busy_seconds: float) -> SQLiteDb:
@@ -143,6 +145,7 @@ def _current(db: sqlite3.Connection) -> bool:
         index is not None
         and "taken_by" in _columns(db, "owners")
         and "remember" in _columns(db, "pending")
+        and "packed" in _columns(db, "events")
     )
 
 
@@ -176,7 +179,8 @@ def _migrate_segments_and_events(db: sqlite3.Connection) -> None:
         "FROM segments_v1 s JOIN runs r ON r.id = s.run_id ORDER BY s.created_at"
     )
     db.execute(
-        'INSERT OR IGNORE INTO events SELECT s.id, e."offset", e."offset", '
+        'INSERT OR IGNORE INTO events (segment, "first", "last", offsets, lengths, frames) '
+        'SELECT s.id, e."offset", e."offset", '
         'CAST(e."offset" AS TEXT), CAST(LENGTH(e.frame) AS TEXT), e.frame '
         "FROM events_v1 e JOIN segments s ON s.request_id = e.run_id WHERE LENGTH(e.frame) > 0"
     )

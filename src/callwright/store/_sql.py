@@ -43,6 +43,11 @@ class Db(Protocol):
     database has several writers)."""
     defers_errors: bool
     """Whether a write's error may surface later (it was held), not when it is made."""
+    packs_frames: bool
+    """Whether event frames are stored zlib-compressed (``events.packed``): on Postgres
+    a chunk travels as a text literal the server parses and then compresses again, and
+    compressing on this side first cost less than that (measured: about 0.1 ms of
+    database CPU per run); SQLite takes the bytes as they are."""
 
     @property
     def errors(self) -> tuple[type[BaseException], ...]:
@@ -109,6 +114,7 @@ class SQLiteDb:
     begin_sql = "BEGIN IMMEDIATE"
     for_update = ""
     defers_errors = False
+    packs_frames = False
     errors: tuple[type[BaseException], ...] = (sqlite3.Error,)
 
     def __init__(self, raw: sqlite3.Connection) -> None:
