@@ -195,6 +195,47 @@ def _blob(target: str, data: bytes) -> str:
 
 
 @pytest.mark.parametrize("journal_target", ["postgres"], indirect=True)
+async def test_a_new_threads_request_starts_in_one_round_trip_and_a_busy_one_leaves_no_row(
+    journal: SQLJournal, journal_target: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new thread's segment is inserted with the thread's lock and read: its batch is
+    BEGIN, that query, COMMIT. Where another process holds the thread's lock the request
+    is refused and leaves no row; a request id another thread used is still told apart."""
+    import psycopg
+
+    from callwright.store import _pg
+
+    sent: list[bytes] = []
+    exchange = _pg.exchange
+
+    def counted(pgconn: Any, query: bytes) -> Any:
+        sent.append(query)
+        return exchange(pgconn, query)
+
+    await started(journal, "warm")
+    monkeypatch.setattr(_pg, "exchange", counted)
+    a = await started(journal, "ta")
+    assert len(sent) == 3 and sent[0] == b"BEGIN" and sent[-1].endswith(b"COMMIT")
+    assert a.segment.seq == 0 and a.segment.id > 0
+    assert journal.live_segment("ta") == "r-ta"
+
+    with psycopg.connect(journal_target, autocommit=True) as other:
+        other.execute("SELECT pg_advisory_lock(hashtextextended('tb', 0))")
+        with pytest.raises(Rejected) as busy:
+            await started(journal, "tb")
+        assert busy.value.code == "thread_busy"
+        count = other.execute("SELECT count(*) FROM segments WHERE thread_id = 'tb'")
+        assert count.fetchone() == (0,)
+    assert (await started(journal, "tb")).segment.seq == 0
+
+    reused = journal.submit(journal.begin, "tc", "r-ta", [UserMessage("hi")], [], {})
+    assert reused is not None
+    with pytest.raises(Rejected) as refused:
+        await reused
+    assert refused.value.code == "run_id_in_use"
+
+
+@pytest.mark.parametrize("journal_target", ["postgres"], indirect=True)
 def test_a_statement_postgres_cannot_prepare_is_sent_as_text(journal_target: str) -> None:
     """Statements run as prepared ones (``PREPARE``/``EXECUTE``, made once per
     connection); one whose parameter's type Postgres cannot tell fails once, then goes

@@ -41,7 +41,6 @@ from ._reads import JournalReads
 from ._recovery import INTERRUPTED, settle_run
 from ._rows import (
     append_events,
-    check_request_id,
     close,
     complete,
     fence,
@@ -56,6 +55,7 @@ from ._rows import (
     upsert_thread_and_run,
     write_messages,
 )
+from ._segments import first_segment, insert_segment, inserted
 from ._sql import Db
 from ._takeover import TakeOver
 from ._tx import Transactions
@@ -70,7 +70,6 @@ from .base import (
     Segment,
     Started,
     canonical_json,
-    digest,
 )
 
 T = TypeVar("T")
@@ -252,11 +251,15 @@ class SQLJournal(JournalReads, TakeOver):
         """Check the request against the thread and start a segment, atomically (see
         ``Journal.begin``)."""
         with self._tx() as db:
-            locked, now, rows = db.lock_thread_and_read(
-                thread_id, "SELECT principal, state FROM threads WHERE id = ?", (thread_id,)
-            )
+            read = ("SELECT principal, state FROM threads WHERE id = ?", (thread_id,))
+            first = None
+            if not answers:
+                first = first_segment(db, thread_id, request_id, principal, self._owner, closing)
+            reads = [read] if first is None else [read, (first.sql, first.args)]
+            locked, now, found = db.lock_thread_and_read(thread_id, reads)
             if not locked:
                 raise _busy(thread_id)
+            rows = found[0]
             thread = rows[0] if rows else None
             if thread is not None and thread[0] != principal:
                 raise Rejected(f"no thread {thread_id!r}", "not_found", 404)
@@ -269,9 +272,13 @@ class SQLJournal(JournalReads, TakeOver):
                 db, thread_id, principal, history, answers, edits
             )
             run_id = open_rows[0].run_id if open_rows else resumable
-            segment = self._insert_segment(
-                db, thread_id, run_id, request_id, principal, answers, now, closing
-            )
+            if first is not None and thread is None:
+                fresh = Segment(thread_id, first.run_id, 0, request_id, 0, principal)
+                segment = inserted(db, found[1], fresh)
+            else:
+                segment = insert_segment(
+                    db, thread_id, run_id, request_id, principal, answers, self._owner, now, closing
+                )
             if answers:
                 take_answers(db, segment, answers, call_ids, decisions, now)
             elif new and open_rows:  # the user moved on: the loop skips those calls
@@ -293,48 +300,6 @@ class SQLJournal(JournalReads, TakeOver):
         return Started(
             segment, history, decisions, saved_state, list(history), next_op, 0, remembered
         )
-
-    def _insert_segment(
-        self,
-        db: Db,
-        thread_id: str,
-        run_id: str | None,
-        request_id: str,
-        principal: str,
-        answers: list[Answer],
-        now: float,
-        closing: bytes,
-    ) -> Segment:
-        """The new segment: of the run it resumes (``run_id``), else of a new run."""
-        seq = 0
-        if run_id is None:
-            run_id = f"run_{digest([thread_id, request_id, now])[:24]}"
-        else:
-            seq = db.execute(
-                "SELECT COALESCE(MAX(seq), -1) + 1 FROM segments WHERE run_id = ?", (run_id,)
-            ).fetchone()[0]
-        answered = sorted(canonical_json([a.kind, a.approval_id, a.call_id]) for a in answers)
-        dedup = digest([run_id, answered] if answers else [thread_id, request_id])
-        row = db.execute(
-            "INSERT INTO segments (run_id, seq, request_id, thread_id, principal, dedup_key, "
-            "status, owner, closing, created_at) VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?, ?) "
-            "ON CONFLICT DO NOTHING RETURNING id",
-            (
-                run_id,
-                seq,
-                request_id,
-                thread_id,
-                principal,
-                dedup,
-                self._owner,
-                closing or None,
-                now,
-            ),
-        ).fetchone()
-        if row is None:  # the request id or the answers were seen before
-            check_request_id(db, thread_id, request_id, principal)
-            raise Rejected("this request was already processed (a replay)", "duplicate_request")
-        return Segment(thread_id, run_id, seq, request_id, int(row[0]), principal)
 
     # --- one thread, one run ------------------------------------------------------
 

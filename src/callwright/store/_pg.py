@@ -229,6 +229,8 @@ class PgDb:
     for_update = " FOR UPDATE"
     defers_errors = True
     packs_frames = True
+    clock_sql = _CLOCK
+    thread_lock_sql = "pg_try_advisory_xact_lock(hashtextextended(?, 0))"
 
     def __init__(self, raw: psycopg.Connection[Any]) -> None:
         import psycopg
@@ -288,13 +290,13 @@ class PgDb:
         return float(row[0])
 
     def lock_thread_and_read(
-        self, thread_id: str, sql: str, args: Sequence[Any]
-    ) -> tuple[bool, float, list[Any]]:
+        self, thread_id: str, reads: Sequence[tuple[str, Sequence[Any]]]
+    ) -> tuple[bool, float, list[list[Any]]]:
         texts = self._texts
         lock = texts.bind(_LOCK_NOW, (thread_id,))
-        locked, rows = texts.send_reads([lock, texts.bind(sql, args)])
+        locked, *results = texts.send_reads([lock, *(texts.bind(s, a) for s, a in reads)])
         row = locked.fetchone()
-        return bool(row[0]), float(row[1]), rows.fetchall()
+        return bool(row[0]), float(row[1]), [rows.fetchall() for rows in results]
 
     @contextlib.contextmanager
     def deferred(self) -> Iterator[None]:

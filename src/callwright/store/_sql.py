@@ -81,12 +81,19 @@ class Db(Protocol):
         """The clock leases are measured by."""
         ...
 
+    clock_sql: str
+    """``now``'s clock as an SQL expression (a row written in the round trip that reads
+    ``now``)."""
+    thread_lock_sql: str
+    """An SQL condition, true where this transaction holds the lock of the thread whose
+    id is its one parameter (taking it if it is free; SQLite: always true)."""
+
     def lock_thread_and_read(
-        self, thread_id: str, sql: str, args: Sequence[Any]
-    ) -> tuple[bool, float, list[Any]]:
-        """``lock_thread`` (not waiting), ``now``, and the rows of ``sql`` read once the
-        lock is taken (on Postgres one round trip: the read is a statement after the
-        lock's, so it sees what the lock's last holder committed)."""
+        self, thread_id: str, reads: Sequence[tuple[str, Sequence[Any]]]
+    ) -> tuple[bool, float, list[list[Any]]]:
+        """``lock_thread`` (not waiting), ``now``, and the rows of each statement of
+        ``reads``, run in order once the lock is taken (on Postgres one round trip: the
+        statements come after the lock's, so they see what its last holder committed)."""
         ...
 
     def deferred(self) -> AbstractContextManager[None]:
@@ -115,6 +122,8 @@ class SQLiteDb:
     for_update = ""
     defers_errors = False
     packs_frames = False
+    clock_sql = "((julianday('now') - 2440587.5) * 86400.0)"
+    thread_lock_sql = "? IS NOT NULL"
     errors: tuple[type[BaseException], ...] = (sqlite3.Error,)
 
     def __init__(self, raw: sqlite3.Connection) -> None:
@@ -146,9 +155,10 @@ class SQLiteDb:
         return time.time()
 
     def lock_thread_and_read(
-        self, thread_id: str, sql: str, args: Sequence[Any]
-    ) -> tuple[bool, float, list[Any]]:
-        return True, time.time(), self.raw.execute(sql, args).fetchall()
+        self, thread_id: str, reads: Sequence[tuple[str, Sequence[Any]]]
+    ) -> tuple[bool, float, list[list[Any]]]:
+        now = time.time()
+        return True, now, [self.raw.execute(sql, args).fetchall() for sql, args in reads]
 
     def deferred(self) -> AbstractContextManager[None]:
         """Nothing to send: SQLite runs in this process."""
