@@ -136,6 +136,37 @@ async def test_a_running_segment_of_a_live_owner_is_busy_and_not_recovered(
     other.close()
 
 
+async def test_a_sweep_looks_up_each_owner_once_and_leaves_a_live_ones_runs(
+    journal_target: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A sweep (every heartbeat) asks about each other process once, not once per run it
+    serves: three replicas with a thousand runs each would otherwise send thousands of
+    lookups per beat."""
+    owner, other = open_journal(journal_target), open_journal(journal_target)
+    agent = Agent(ScriptedModel([["hello"]] * 10))
+    try:
+        runs = [
+            (await begin_journaled(owner, agent, f"t{i}", f"r{i}", [UserMessage("hi")], []))[1]
+            for i in range(10)
+        ]
+        lookups: list[str | None] = []
+        alive = _owners.alive
+
+        def counted(db: Any, owner_id: str | None, now: float) -> bool:
+            lookups.append(owner_id)
+            return alive(db, owner_id, now)
+
+        monkeypatch.setattr(_owners, "alive", counted)
+        assert other.sweep() == []
+        assert 1 <= lookups.count(owner.owner) <= 2  # its runs, then its lease row
+        assert all(other.run_status(r.segment.run_id) == "running" for r in runs)
+        owner.close()
+        assert sorted(other.sweep()) == sorted(r.segment.run_id for r in runs)
+    finally:
+        owner.close()
+        other.close()
+
+
 def test_an_owner_is_gone_when_its_process_is(journal_target: str) -> None:
     child = subprocess.Popen([sys.executable, "-c", "pass"])
     child.wait()

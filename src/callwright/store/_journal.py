@@ -322,17 +322,30 @@ class SQLJournal(JournalReads, TakeOver):
             resumable = resumable or run_id
         return resumable
 
-    def _running(self, db: Db, segment: int | None, owner: str | None, now: float) -> bool:
+    def _running(
+        self,
+        db: Db,
+        segment: int | None,
+        owner: str | None,
+        now: float,
+        seen: dict[str | None, bool] | None = None,
+    ) -> bool:
         """Whether a running segment is to be left alone: its owner is live, or it is
         gone and ``settle_gone`` is off (a segment written outside a serving process,
-        with no owner, is settled all the same: nobody could continue it)."""
+        with no owner, is settled all the same: nobody could continue it). ``seen``
+        keeps owners already looked up (a sweep: one query per owner, not per run)."""
         if segment is None:
             return False
         if owner is not None and owner == self._owner:
             if segment in self._orphans:
                 return False
             return segment in self._live or not self.settle_gone
-        if _owners.alive(db, owner, now):
+        live = None if seen is None else seen.get(owner)
+        if live is None:
+            live = _owners.alive(db, owner, now)
+            if seen is not None:
+                seen[owner] = live
+        if live:
             return True
         return owner is not None and not self.settle_gone
 
@@ -364,9 +377,10 @@ class SQLJournal(JournalReads, TakeOver):
         with self._tx() as db:
             now = db.now()
             rows = db.execute(RUNNING + "ORDER BY r.created_at").fetchall()
-            settled = []
+            settled: list[str] = []
+            seen: dict[str | None, bool] = {}
             for run_id, thread_id, segment, owner in rows:
-                if self._running(db, segment, owner, now) or not db.lock_thread(thread_id):
+                if self._running(db, segment, owner, now, seen) or not db.lock_thread(thread_id):
                     continue
                 again = db.execute(RUNNING + "AND r.id = ?", (run_id,)).fetchone()
                 if again is None or self._running(db, again[2], again[3], now):
