@@ -119,6 +119,14 @@ def journal_options(s: argparse.ArgumentParser) -> None:
         "it continues its own runs at once); default: a new one per process",
     )
     s.add_argument(
+        "--keep-workflows",
+        type=float,
+        default=3600.0,
+        metavar="SECONDS",
+        help="with --database: delete a finished request's DBOS workflow rows after this long "
+        "(default: an hour)",
+    )
+    s.add_argument(
         "--workers",
         type=int,
         default=1,

@@ -283,7 +283,10 @@ def _journal(args: argparse.Namespace, agent: Agent) -> tuple[Any, Any]:
             f"--database: cannot open the run journal ({type(exc).__name__})"
         ) from None
     use_tool_workers(agent, args.database)  # tools marked on_workers: callwright worker
-    return journal, DurableRuntime(agent, journal, args.database, executor)
+    runtime = DurableRuntime(
+        agent, journal, args.database, executor, keep_workflows=args.keep_workflows
+    )
+    return journal, runtime
 
 
 def open_journal(path: str, retention_days: float | None = None) -> Any:

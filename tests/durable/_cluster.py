@@ -60,6 +60,8 @@ class Replica(_Process):
     side_effects: Path
     port: int = field(default_factory=free_port)
     process: subprocess.Popen[bytes] | None = None
+    options: tuple[str, ...] = ()
+    """More ``serve`` options."""
 
     @property
     def url(self) -> str:
@@ -73,6 +75,7 @@ class Replica(_Process):
             "--executor-id", self.executor_id,
             "--port", str(self.port),
             "--log-level", "warning",
+            *self.options,
         ]  # fmt: skip
 
     def start(self) -> Replica:

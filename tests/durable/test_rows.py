@@ -80,3 +80,51 @@ async def _rows_then_recovery(replica: Replica, effects: Path) -> None:
         results = [e["content"] for e in events if e["type"] == "TOOL_CALL_RESULT"]
         assert results == ["k1 finished"], [e["type"] for e in events]
         await _until_rows(database, {**ended, "seg:r-slow": ("SUCCESS", "rows-a")})
+
+
+def test_ended_segments_rows_are_deleted_after_keep_workflows(
+    postgres_url: PostgresUrl, tmp_path: Path
+) -> None:
+    """``--keep-workflows``: an ended segment's rows go once they are that old; a running
+    segment's PENDING row stays; the run's stream still replays (the journal keeps it)."""
+    database = postgres_url.fresh_database()
+    effects = tmp_path / "side_effects.txt"
+    replica = Replica(database, "prune-a", effects, options=("--keep-workflows", "1"))
+    try:
+        replica.start()
+        asyncio.run(_rows_deleted(replica, effects))
+    except BaseException:
+        print(replica.log())
+        raise
+    finally:
+        replica.stop()
+
+
+async def _until_gone(database: str, workflow: str) -> None:
+    deadline = time.monotonic() + 20
+    while workflow in _rows(database):
+        assert time.monotonic() < deadline, _rows(database)
+        await asyncio.sleep(0.1)
+
+
+async def _rows_deleted(replica: Replica, effects: Path) -> None:
+    database = replica.database
+    async with httpx.AsyncClient(timeout=60) as http:
+        done = frames(await stream(http, replica.url, agui_body("t-done", "talk 3", "r-done")))
+        assert done[-1]["type"] == "RUN_FINISHED"
+        body = agui_body("t-slow", "idem 3 k1", "r-slow")
+        running = asyncio.create_task(stream(http, replica.url, body))
+        await until_started(effects, ["k1"])
+        await _until_gone(database, "seg:r-done")
+        with psycopg.connect(database) as db:
+            inputs = db.execute(
+                "SELECT count(*) FROM dbos.workflow_input WHERE workflow_uuid = 'seg:r-done'"
+            ).fetchone()
+        assert inputs == (0,)
+        assert _rows(database)["seg:r-slow"] == ("PENDING", "prune-a")
+        await asyncio.sleep(1.5)  # older than --keep-workflows, and still running
+        assert _rows(database)["seg:r-slow"] == ("PENDING", "prune-a")
+        assert frames(await running)[-1]["type"] == "RUN_FINISHED"
+        await _until_gone(database, "seg:r-slow")
+        replayed = await until_ended(http, replica.url, "r-done")
+        assert [e["type"] for e in replayed] == [e["type"] for e in done]

@@ -22,13 +22,14 @@ import logging
 import os
 import secrets
 import socket
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from dbos import DBOS
 
 from ..store import Journal, Started, database_errors
-from ._rows import WORKFLOW_NAME, WorkflowRows
+from ._rows import WORKFLOW_NAME, WorkflowRows, prune
 from ._segment import SegmentSpec, continued_run, drive
 from ._workers import is_proxy
 
@@ -47,6 +48,9 @@ def new_executor_id() -> str:
     """A process's executor id when none is configured: unique, and readable in logs."""
     return f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(4)}"
 
+
+KEEP_WORKFLOWS_SECONDS = 3600.0
+"""How long an ended segment's workflow rows stay in DBOS's tables (for its tools)."""
 
 REOPEN_ATTEMPTS = 8
 """How often a recovered segment tries to take its run over before its workflow fails."""
@@ -72,6 +76,7 @@ class DurableRuntime:
         *,
         watch_seconds: float = WATCH_SECONDS,
         freeze_heap: bool = True,
+        keep_workflows: float = KEEP_WORKFLOWS_SECONDS,
     ) -> None:
         self.agent = agent
         self.journal = journal
@@ -85,6 +90,12 @@ class DurableRuntime:
         twice the size of a server without them, which every full collection walked
         again under load: 15 to 20 % of a replica's CPU at 1,000 concurrent runs. Off
         for an application that relies on the collector freeing cycles made before."""
+        self.keep_workflows = keep_workflows
+        """Seconds an ended segment's workflow rows are kept before the watch loop deletes
+        them (a few hundred bytes and a row in each of DBOS's indexes per segment; DBOS
+        itself deletes nothing). The tool workers' workflows are kept: a segment continued
+        later reads a call's result from its workflow."""
+        self._next_prune = 0.0
         self._local: dict[str, str] = {}
         """Request ids of the segments this process streams, with their rows' owner tokens."""
         self._rows = WorkflowRows()
@@ -191,12 +202,24 @@ class DurableRuntime:
         self.recovered.extend(taken)
         return taken
 
+    async def prune(self) -> int:
+        """Delete the workflow rows of segments that ended more than ``keep_workflows``
+        ago (a batch at a time); returns how many."""
+        before = time.time() - self.keep_workflows
+        return await asyncio.to_thread(prune, before)
+
     async def _watch_gone(self) -> None:
         while True:
             try:
                 await self.take_over()
             except Exception:  # a database restart: try again on the next tick
                 log.warning("could not look for gone executors", exc_info=True)
+            if time.monotonic() >= self._next_prune:
+                self._next_prune = time.monotonic() + min(60.0, self.keep_workflows / 4)
+                try:
+                    await self.prune()
+                except Exception:
+                    log.warning("could not delete ended workflows", exc_info=True)
             await asyncio.sleep(self.watch_seconds)
 
     async def _write(self, fn: Callable[..., T], *args: Any) -> T:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime
 import logging
 import time
 import uuid
@@ -30,6 +31,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import sqlalchemy as sa
+from dbos import DBOS
 from dbos._context import DBOSContext
 from dbos._core import _assemble_workflow_status
 from dbos._dbos import _get_dbos_instance
@@ -206,3 +208,22 @@ def _row(status: Any, owner: str) -> dict[str, Any]:
         "is_debounced": status["is_debounced"],
         "application_name": status["application_name"],
     }
+
+
+def prune(ended_before: float, limit: int = 1000) -> int:
+    """Delete up to ``limit`` segment workflows that ended before ``ended_before`` (a
+    Unix time); returns how many. A SUCCESS row serves nothing (recovery reads PENDING
+    rows; a replayed request is refused by the journal, whose segments keep the
+    deduplication key), and DBOS keeps every row it is given."""
+    ended = datetime.datetime.fromtimestamp(ended_before, datetime.UTC)
+    rows = DBOS.list_workflows(
+        name=WORKFLOW_NAME,
+        status="SUCCESS",
+        completed_before=ended.isoformat(),
+        limit=limit,
+        load_input=False,
+        load_output=False,
+    )
+    if rows:
+        DBOS.delete_workflows([row.workflow_id for row in rows])
+    return len(rows)
