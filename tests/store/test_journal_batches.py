@@ -74,6 +74,24 @@ async def test_a_failing_write_leaves_the_other_runs_writes_in_its_batch(
     assert journal.next_operation(a.segment.run_id) == 2
 
 
+async def test_a_heartbeat_in_a_batch_rolled_back_for_another_write_says_nothing(
+    journal: SQLJournal, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A beat sharing its batch with a write that fails runs again with the others, and
+    nothing is logged about it (only the failing write is reported, to its caller)."""
+    a = await started(journal, "ta")
+    await journal.submit(journal.plan_operations, a.segment, [ROW])  # type: ignore[misc]
+    renewed = journal._renewed
+    with caplog.at_level("WARNING", logger="callwright.store"):
+        results = await in_one_pass(
+            (journal.plan_operations, (a.segment, [ROW])),  # the same operation: refused
+            (journal._heartbeat.heartbeat, ()),
+        )
+    assert isinstance(results[0], journal._errors) and results[1] is None
+    assert journal._renewed > renewed
+    assert not [r for r in caplog.records if "heartbeat" in r.getMessage()]
+
+
 async def test_a_commit_run_again_writes_its_messages_once(journal: SQLJournal) -> None:
     """The commit diffs the messages against what it committed before (in memory): the
     rolled-back batch must not leave that memory saying they were written."""

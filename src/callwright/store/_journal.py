@@ -209,15 +209,14 @@ class SQLJournal(JournalReads, TakeOver):
         self._txs.changed(lambda: setattr(self, "_renewed", before))
 
     def _tick(self) -> None:
-        """On the writer thread, each heartbeat: renew the lease, settle what is due."""
-        try:
-            with self._tx() as db:
-                if self._owner is not None:
-                    _owners.renew(db, self._owner, db.now(), self.lease_seconds)
-                self._mark_renewed()
-            self.sweep()
-        except Exception as exc:  # a full disk: the next beat tries again
-            log.warning("journal heartbeat failed: %s", exc)
+        """On the writer thread, each heartbeat: renew the lease, settle what is due. A
+        failure (a full disk) is the writer's to log, once it is known to be the beat's
+        own and not another write's in its batch; the next beat tries again."""
+        with self._tx() as db:
+            if self._owner is not None:
+                _owners.renew(db, self._owner, db.now(), self.lease_seconds)
+            self._mark_renewed()
+        self.sweep()
 
     def close(self) -> None:
         """Finish queued writes, give up this process's lease, close the connections."""

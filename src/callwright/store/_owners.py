@@ -132,9 +132,10 @@ class Heartbeat:
         while not self._stop.wait(self.interval):
             if not self._queued.is_set():
                 self._queued.set()
-                self._post(self._run)
+                self._post(self.heartbeat)
 
-    def _run(self) -> None:
+    def heartbeat(self) -> None:
+        """One beat, on the writer (named so: the writer logs a failed call by its name)."""
         try:
             self._tick()
         finally:
