@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import httpx
@@ -43,12 +44,15 @@ async def _until_rows(database: str, expected: dict[str, tuple[str, str]]) -> No
 def test_segment_rows_and_dbos_recovery_on_the_same_executor(
     postgres_url: PostgresUrl, tmp_path: Path
 ) -> None:
-    database = postgres_url.fresh_database()
-    effects = tmp_path / "side_effects.txt"
-    replica = Replica(database, "rows-a", effects)
+    replica = Replica(postgres_url.fresh_database(), "rows-a", tmp_path / "side_effects.txt")
+    _serving(replica, _rows_then_recovery)
+
+
+def _serving(replica: Replica, scenario: Callable[[Replica, Path], Awaitable[None]]) -> None:
+    """Run ``scenario`` against the started replica; its log is printed if it fails."""
     try:
         replica.start()
-        asyncio.run(_rows_then_recovery(replica, effects))
+        asyncio.run(scenario(replica, replica.side_effects))
     except BaseException:
         print(replica.log())
         raise
@@ -87,17 +91,9 @@ def test_ended_segments_rows_are_deleted_after_keep_workflows(
 ) -> None:
     """``--keep-workflows``: an ended segment's rows go once they are that old; a running
     segment's PENDING row stays; the run's stream still replays (the journal keeps it)."""
-    database = postgres_url.fresh_database()
-    effects = tmp_path / "side_effects.txt"
+    database, effects = postgres_url.fresh_database(), tmp_path / "side_effects.txt"
     replica = Replica(database, "prune-a", effects, options=("--keep-workflows", "1"))
-    try:
-        replica.start()
-        asyncio.run(_rows_deleted(replica, effects))
-    except BaseException:
-        print(replica.log())
-        raise
-    finally:
-        replica.stop()
+    _serving(replica, _rows_deleted)
 
 
 async def _until_gone(database: str, workflow: str) -> None:
