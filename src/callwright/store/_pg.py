@@ -131,8 +131,10 @@ class Texts:
     def bind(self, sql: str, args: Sequence[Any]) -> bytes:
         """``sql`` with ``args`` as one statement's text (a ``PREPARE`` it needs first
         goes to ``held``)."""
-        if not args or sql in self._plain or not sql.startswith(_PREPARABLE):
-            return self._binder.mogrify(pyformat(sql), args or None).encode()
+        if not args:
+            return sql.encode()
+        if sql in self._plain or not sql.startswith(_PREPARABLE):
+            return self._binder.mogrify(pyformat(sql), args).encode()
         name = self._made.get(sql) or self._new.get(sql)
         if name is None:
             self._count += 1
