@@ -584,3 +584,51 @@ async def _replayed_to_the_end(http: httpx.AsyncClient, url: str, run: str) -> l
             return events
         await asyncio.sleep(0.2)
     raise AssertionError(f"run {run} did not end: {[e['type'] for e in events][-8:]}")
+
+
+def _tool_workflows(database: str) -> set[str]:
+    import psycopg
+
+    with psycopg.connect(database) as db:
+        rows = db.execute(
+            "SELECT status FROM dbos.workflow_status WHERE name = 'callwright.tool'"
+        ).fetchall()
+    return {status for (status,) in rows}
+
+
+async def test_a_tool_workflow_is_deleted_once_old_unless_its_call_may_be_made_again(
+    postgres_url: Any, tmp_path: Path
+) -> None:
+    """``--keep-workflows``: a call's workflow that ended long enough ago is deleted, but
+    not while the journal has the call started: here its replica died mid-call, and the
+    replica that continues the run (deleting old workflows from its first beat) attaches
+    to it and takes the worker's result; the tool ran once. Then it goes."""
+    database = postgres_url.fresh_database()
+    effects = tmp_path / "side_effects.txt"
+    a = WorkersReplica(database, "replica-a", effects)
+    b = WorkersReplica(database, "replica-b", effects, options=("--keep-workflows", "1"))
+    worker = Worker(database, "worker-p", effects)
+    t = tag()
+    run = f"run-{t}"
+    try:
+        a.start()
+        worker.start()
+        body = agui_body(f"thread-{t}", f'slow {{"seconds": 1, "tag": "{t}"}}', run)
+        async with httpx.AsyncClient(timeout=120) as http:
+            stream = asyncio.create_task(http.post(a.url + "/agui", json=body))
+            await wait_for(lambda: ran(effects, "start", t), 60)
+            a.kill()
+            with contextlib.suppress(httpx.HTTPError):
+                await stream
+            await wait_for(lambda: _tool_workflows(database) == {"SUCCESS"}, 60)
+            await asyncio.sleep(1.5)  # older than b's --keep-workflows when b starts
+            b.start()
+            events = await _replayed_to_the_end(http, b.url, run)
+            await wait_for(lambda: not _tool_workflows(database), 30)
+    finally:
+        worker.stop()
+        a.stop()
+        b.stop()
+    (result,) = [e for e in events if e["type"] == "TOOL_CALL_RESULT"]
+    assert result["content"] == f"{t} finished"
+    assert len(ran(effects, "start", t)) == 1

@@ -47,6 +47,12 @@ def workflow_id(run_id: str, call_id: str) -> str:
     return f"tool:{run_id}:{call_id}"
 
 
+def request_of(workflow: str) -> str:
+    """The run id (the request's, which names its segment) of a call's ``workflow_id``
+    (it has no ``:``)."""
+    return workflow.split(":", 2)[1]
+
+
 def worker_version() -> str:
     """The DBOS application version of tool workers, apart from the replicas'.
 

@@ -50,7 +50,7 @@ def new_executor_id() -> str:
 
 
 KEEP_WORKFLOWS_SECONDS = 3600.0
-"""How long an ended segment's workflow rows stay in DBOS's tables (for its tools)."""
+"""How long an ended workflow's rows stay in DBOS's tables."""
 
 REOPEN_ATTEMPTS = 8
 """How often a recovered segment tries to take its run over before its workflow fails."""
@@ -91,10 +91,11 @@ class DurableRuntime:
         again under load: 15 to 20 % of a replica's CPU at 1,000 concurrent runs. Off
         for an application that relies on the collector freeing cycles made before."""
         self.keep_workflows = keep_workflows
-        """Seconds an ended segment's workflow rows are kept before the watch loop deletes
-        them (a few hundred bytes and a row in each of DBOS's indexes per segment; DBOS
-        itself deletes nothing). The tool workers' workflows are kept: a segment continued
-        later reads a call's result from its workflow."""
+        """Seconds an ended segment's or tool call's workflow rows are kept before the
+        watch loop deletes them (a few hundred bytes and a row in each of DBOS's indexes
+        per workflow; DBOS itself deletes nothing). A tool call's are kept while the
+        journal has a call of its run planned or started: a segment continued later makes
+        the call again and takes the result from its workflow."""
         self._next_prune = 0.0
         self._local: dict[str, str] = {}
         """Request ids of the segments this process streams, with their rows' owner tokens."""
@@ -203,10 +204,10 @@ class DurableRuntime:
         return taken
 
     async def prune(self) -> int:
-        """Delete the workflow rows of segments that ended more than ``keep_workflows``
-        ago (a batch at a time); returns how many."""
+        """Delete the workflow rows of segments and tool calls that ended more than
+        ``keep_workflows`` ago (a batch at a time); returns how many."""
         before = time.time() - self.keep_workflows
-        return await asyncio.to_thread(prune, before)
+        return await asyncio.to_thread(prune, before, self.journal.with_open_calls)
 
     async def _watch_gone(self) -> None:
         while True:

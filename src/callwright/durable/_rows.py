@@ -27,6 +27,7 @@ import datetime
 import logging
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -37,6 +38,7 @@ from dbos._core import _assemble_workflow_status
 from dbos._dbos import _get_dbos_instance
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
+from ._crossing import TOOL_WORKFLOW, request_of
 from ._segment import SegmentSpec
 
 log = logging.getLogger("callwright.durable")
@@ -210,20 +212,40 @@ def _row(status: Any, owner: str) -> dict[str, Any]:
     }
 
 
-def prune(ended_before: float, limit: int = 1000) -> int:
-    """Delete up to ``limit`` segment workflows that ended before ``ended_before`` (a
-    Unix time); returns how many. A SUCCESS row serves nothing (recovery reads PENDING
-    rows; a replayed request is refused by the journal, whose segments keep the
-    deduplication key), and DBOS keeps every row it is given."""
-    ended = datetime.datetime.fromtimestamp(ended_before, datetime.UTC)
-    rows = DBOS.list_workflows(
+def prune(
+    ended_before: float,
+    with_open_calls: Callable[[list[str]], set[str]],
+    limit: int = 1000,
+) -> int:
+    """Delete up to ``limit`` segment workflows and ``limit`` tool workflows that ended
+    before ``ended_before`` (a Unix time); returns how many.
+
+    A segment's SUCCESS row serves nothing (recovery reads PENDING rows; a replayed
+    request is refused by the journal, whose segments keep the deduplication key). A
+    tool workflow's result is read again by a continued segment that makes the call once
+    more: one is kept while its segment's run has a call planned or started (the
+    journal's ``with_open_calls``). DBOS itself keeps every row it is given."""
+    ended = datetime.datetime.fromtimestamp(ended_before, datetime.UTC).isoformat()
+    segments = DBOS.list_workflows(
         name=WORKFLOW_NAME,
         status="SUCCESS",
-        completed_before=ended.isoformat(),
+        completed_before=ended,
         limit=limit,
         load_input=False,
         load_output=False,
     )
-    if rows:
-        DBOS.delete_workflows([row.workflow_id for row in rows])
-    return len(rows)
+    tools = DBOS.list_workflows(
+        name=TOOL_WORKFLOW,
+        status=["SUCCESS", "ERROR", "CANCELLED"],
+        completed_before=ended,
+        limit=limit,
+        load_input=False,
+        load_output=False,
+    )
+    requests = {row.workflow_id: request_of(row.workflow_id) for row in tools}
+    still = with_open_calls(sorted(set(requests.values())))
+    done = [row.workflow_id for row in segments]
+    done += [workflow for workflow, request in requests.items() if request not in still]
+    if done:
+        DBOS.delete_workflows(done)
+    return len(done)

@@ -14,6 +14,8 @@ from .base import PendingRecord
 
 T = TypeVar("T")
 
+_AT_ONCE = 50
+
 
 class JournalReads:
     """Read methods of ``SQLJournal`` (each one short statement or two, no transaction)."""
@@ -48,6 +50,21 @@ class JournalReads:
     def _close_reader(self) -> None:
         with self._read_lock:
             self._reader.close()
+
+    def with_open_calls(self, request_ids: list[str]) -> set[str]:
+        """Asked ``_AT_ONCE`` requests at a time (the last one repeated to fill a query):
+        one statement, prepared once, whatever the number of requests."""
+        sql = (
+            "SELECT DISTINCT s.request_id FROM segments s JOIN operations o "
+            "ON o.run_id = s.run_id AND o.status IN ('planned', 'started') "
+            f"AND o.name != 'model' WHERE s.request_id IN ({', '.join('?' * _AT_ONCE)})"
+        )
+        found: set[str] = set()
+        for start in range(0, len(request_ids), _AT_ONCE):
+            ids = request_ids[start : start + _AT_ONCE]
+            ids += ids[-1:] * (_AT_ONCE - len(ids))
+            found.update(request_id for (request_id,) in self._read(sql, tuple(ids)))
+        return found
 
     def history(self, thread_id: str, principal: str = "") -> list[Message]:
         def read(db: Db) -> list[Message]:

@@ -311,6 +311,11 @@ class Journal(Protocol):
         across processes (and again for it)."""
         ...
 
+    def with_open_calls(self, request_ids: list[str]) -> set[str]:
+        """Those of the requests (segments) whose run has a tool call planned or started:
+        a continued segment may make it again (a finished one it takes from here)."""
+        ...
+
     def reopen(
         self, request_id: str, idempotent: set[str], *, principal: str | None = None
     ) -> Started | None:
