@@ -123,8 +123,8 @@ def journal_options(s: argparse.ArgumentParser) -> None:
         type=float,
         default=3600.0,
         metavar="SECONDS",
-        help="with --database: delete a finished request's DBOS workflow rows after this long "
-        "(default: an hour)",
+        help="with --database: delete ended DBOS workflows (requests, calls on workers) after "
+        "this long (default: an hour)",
     )
     s.add_argument(
         "--workers",
