@@ -555,13 +555,8 @@ async def test_a_replica_killed_while_its_tool_runs_on_a_worker(
         a.start()
         b.start()
         worker.start()
-        body = agui_body(f"thread-{t}", f'slow {{"seconds": 3, "tag": "{t}"}}', run)
         async with httpx.AsyncClient(timeout=120) as http:
-            stream = asyncio.create_task(http.post(a.url + "/agui", json=body))
-            await wait_for(lambda: ran(effects, "start", t), 60)
-            a.kill()
-            with contextlib.suppress(httpx.HTTPError):
-                await stream
+            await _killed_mid_call(http, a, effects, t, seconds=3)
             events = await _replayed_to_the_end(http, b.url, run)
     finally:
         worker.stop()
@@ -572,6 +567,19 @@ async def test_a_replica_killed_while_its_tool_runs_on_a_worker(
     assert events[-1]["type"] == "RUN_FINISHED"
     assert len(ran(effects, "start", t)) == 1
     assert pid_of(ran(effects, "start", t)[0]) == worker.pid
+
+
+async def _killed_mid_call(
+    http: httpx.AsyncClient, replica: Replica, effects: Path, t: str, *, seconds: float
+) -> None:
+    """Start run ``run-<t>`` (a worker tool of ``seconds``) on ``replica``; SIGKILL the
+    replica once the worker has started the tool."""
+    body = agui_body(f"thread-{t}", f'slow {{"seconds": {seconds}, "tag": "{t}"}}', f"run-{t}")
+    stream = asyncio.create_task(http.post(replica.url + "/agui", json=body))
+    await wait_for(lambda: ran(effects, "start", t), 60)
+    replica.kill()
+    with contextlib.suppress(httpx.HTTPError):
+        await stream
 
 
 async def _replayed_to_the_end(http: httpx.AsyncClient, url: str, run: str) -> list[Any]:
@@ -613,13 +621,8 @@ async def test_a_tool_workflow_is_deleted_once_old_unless_its_call_may_be_made_a
     try:
         a.start()
         worker.start()
-        body = agui_body(f"thread-{t}", f'slow {{"seconds": 1, "tag": "{t}"}}', run)
         async with httpx.AsyncClient(timeout=120) as http:
-            stream = asyncio.create_task(http.post(a.url + "/agui", json=body))
-            await wait_for(lambda: ran(effects, "start", t), 60)
-            a.kill()
-            with contextlib.suppress(httpx.HTTPError):
-                await stream
+            await _killed_mid_call(http, a, effects, t, seconds=1)
             await wait_for(lambda: _tool_workflows(database) == {"SUCCESS"}, 60)
             await asyncio.sleep(1.5)  # older than b's --keep-workflows when b starts
             b.start()
