@@ -87,8 +87,8 @@ test: venv $(JS_STAMP) $(MCP_JS_STAMP) $(PLAYGROUND_STAMP) $(CHROMIUM) postgres
 	$(PY) -m pytest -q
 
 lint: venv
-	$(VENV)/bin/ruff check src tests bench
-	$(VENV)/bin/ruff format --check src tests bench
+	$(VENV)/bin/ruff check src tests bench packages
+	$(VENV)/bin/ruff format --check src tests bench packages
 	$(VENV)/bin/mypy
 
 $(VENV)/.bench-installed: $(STAMP)

@@ -24,6 +24,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+import callwright
+
 pytestmark = pytest.mark.wheel
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -149,7 +151,9 @@ def test_the_installed_callwright_is_the_wheel_not_the_checkout(installed: Insta
     site = str(installed.venv / "lib")
     assert module.startswith(site) and model.startswith(site), done.stdout
     assert not module.startswith(str(ROOT / "src"))
-    assert version == "0.2.0"
+    assert version == callwright.__version__
+    done = installed.run(installed.bin("callwright"), "--version")
+    assert done.returncode == 0 and done.stdout.strip() == f"callwright {version}", done
 
 
 def test_pip_installed_wheels_only_and_compiled_nothing(installed: Installed) -> None:

@@ -447,7 +447,10 @@ def _tools_of(args: argparse.Namespace) -> tuple[list[Tool], dict[str, dict[str,
 
 
 def parser() -> argparse.ArgumentParser:
+    from . import __version__
+
     top = argparse.ArgumentParser(prog="callwright", description=__doc__.split("\n")[0])
+    top.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = top.add_subparsers(dest="command", required=True)
 
     s = sub.add_parser("serve", help="serve the demo agent over AG-UI and the AI SDK stream")
