@@ -68,6 +68,17 @@ def _text(text: str, *, error: bool = False, structured: Any = None) -> types.Ca
     )
 
 
+def agent_description(agent: Agent[Any, Any], tool_name: str) -> str:
+    """What an MCP client is told the agent tool does: the agent's ``description``, else
+    a neutral line naming it. Never its instructions: they are its private system prompt."""
+    if agent.description:
+        return agent.description
+    return (
+        f"Ask the {agent.name or tool_name} agent: give it a prompt, "
+        "and it answers using its own tools."
+    )
+
+
 class _Progress:
     """A call's progress as MCP progress notifications: a rising count and the status."""
 
@@ -226,7 +237,7 @@ class AgentServer:
         self.server: Server[Any] = Server(
             self.name,
             version=_version(),
-            instructions=agent.instructions,
+            instructions=agent.description,  # never the system prompt
             on_list_tools=self.list_tools,
             on_call_tool=self.call_tool,
         )
@@ -251,9 +262,12 @@ class AgentServer:
         await self.agent.toolbox.ready()
         listed = [_describe(t) for t in self._served()]
         if self.agent_tool is not None:
-            about = self.agent.instructions or "Ask the agent: it answers using its own tools."
             listed.append(
-                types.Tool(name=self.agent_tool, description=about, input_schema=AGENT_TOOL_SCHEMA)
+                types.Tool(
+                    name=self.agent_tool,
+                    description=agent_description(self.agent, self.agent_tool),
+                    input_schema=AGENT_TOOL_SCHEMA,
+                )
             )
         return types.ListToolsResult(tools=listed)
 

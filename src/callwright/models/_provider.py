@@ -31,6 +31,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
+from .._errors import CallwrightError, MissingAPIKey
 from ..messages import FilePart
 from ._retry import RetryPolicy, retrying
 from .base import ErrorPart, Mode, ModelEvent, ModelRequest, ToolChoice
@@ -59,7 +60,7 @@ class StreamDecoder(Protocol[ItemT_contra]):
         ...
 
 
-class UnsupportedFile(ValueError):
+class UnsupportedFile(CallwrightError, ValueError):
     """A file on a user message that this provider's API cannot take (its type, or a URL
     where only inline data is accepted)."""
 
@@ -189,7 +190,7 @@ class ProviderModel(ABC, Generic[ClientT, ItemT]):
             return key
         if self.provider.keyless_with_base_url and self.base_url:
             return "not-needed"
-        raise ValueError(f"set {self.provider.key_env} or pass api_key=")
+        raise MissingAPIKey(self.provider.label, self.provider.key_env, type(self).__name__)
 
     def tool_params(self, request: ModelRequest) -> dict[str, Any]:
         """``tools`` and ``tool_choice`` for the request body; nothing when no tool is offered."""
@@ -206,7 +207,10 @@ class ProviderModel(ABC, Generic[ClientT, ItemT]):
     async def _attempt(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         try:
             client = self.client()
-        except Exception as exc:  # no key, or the SDK refuses its settings
+        except MissingAPIKey as exc:  # its message already says what to do
+            yield ErrorPart(str(exc), "configuration_error")
+            return
+        except Exception as exc:  # the SDK refuses its settings
             label = self.provider.label
             yield ErrorPart(f"cannot create the {label} client: {exc}", "configuration_error")
             return

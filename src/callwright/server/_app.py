@@ -67,9 +67,9 @@ def create_app(
         routes=[
             Route("/agui", endpoints.handle_agui, methods=["POST"]),
             Route("/agui", preflight, methods=["OPTIONS"]),
-            Route("/api/chat", endpoints.handle_chat, methods=["POST"]),
+            Route("/api/chat", endpoints.handle_ai_sdk, methods=["POST"]),
             Route("/api/chat", preflight, methods=["OPTIONS"]),
-            Route("/api/chat/{chat_id}/stream", endpoints.handle_chat_resume, methods=["GET"]),
+            Route("/api/chat/{chat_id}/stream", endpoints.handle_ai_sdk_resume, methods=["GET"]),
             Route("/api/chat/{chat_id}/stream", preflight, methods=["OPTIONS"]),
             Route("/runs/{run_id}/events", endpoints.handle_replay, methods=["GET"]),
             Route("/runs/{run_id}/events", preflight, methods=["OPTIONS"]),

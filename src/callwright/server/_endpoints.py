@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Generic
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
+from .._errors import warn_deprecated
 from ..context import DepsT
 from ..playground import PAGE, SCRIPT, asset
 from ..run import Agent
@@ -156,7 +157,7 @@ class Endpoints(Generic[DepsT]):
         except WireError as exc:
             return self._refuse(request, exc)
 
-    async def handle_chat(
+    async def handle_ai_sdk(
         self, request: Request, *, deps: DepsT | None = None, principal: str | None = None
     ) -> Response:
         """``POST`` an AI SDK ``useChat`` body: the run's UI message stream.
@@ -201,7 +202,21 @@ class Endpoints(Generic[DepsT]):
         headers = {**agui.AGUIEncoder.headers, **self._headers(request)}
         return await replay_response(self.journal, segment, after, principal or "", headers)
 
+    async def handle_chat(
+        self, request: Request, *, deps: DepsT | None = None, principal: str | None = None
+    ) -> Response:
+        """Deprecated: ``handle_ai_sdk``."""
+        warn_deprecated("Endpoints.handle_chat", "Endpoints.handle_ai_sdk")
+        return await self.handle_ai_sdk(request, deps=deps, principal=principal)
+
     async def handle_chat_resume(
+        self, request: Request, *, chat_id: str | None = None, principal: str | None = None
+    ) -> Response:
+        """Deprecated: ``handle_ai_sdk_resume``."""
+        warn_deprecated("Endpoints.handle_chat_resume", "Endpoints.handle_ai_sdk_resume")
+        return await self.handle_ai_sdk_resume(request, chat_id=chat_id, principal=principal)
+
+    async def handle_ai_sdk_resume(
         self, request: Request, *, chat_id: str | None = None, principal: str | None = None
     ) -> Response:
         """``GET /api/chat/{chat_id}/stream``: the AI SDK's resume request (``resumeStream()``,
