@@ -74,19 +74,22 @@ class InputAnswer:
             )
 
     @classmethod
-    def accept(cls, content: dict[str, Any] | None = None) -> InputAnswer:
-        """The human filled the form in; ``content`` holds what they entered."""
-        return cls("accept", content)
+    def accept(
+        cls, content: dict[str, Any] | None = None, *, request: InputRequest | None = None
+    ) -> InputAnswer:
+        """The human filled the form in; ``content`` holds what they entered. Pass the
+        pending call's ``request`` when answering in code: a tool may need its ``state``."""
+        return cls("accept", content, request)
 
     @classmethod
-    def decline(cls) -> InputAnswer:
+    def decline(cls, *, request: InputRequest | None = None) -> InputAnswer:
         """The human refused to answer."""
-        return cls("decline")
+        return cls("decline", None, request)
 
     @classmethod
-    def cancel(cls) -> InputAnswer:
+    def cancel(cls, *, request: InputRequest | None = None) -> InputAnswer:
         """The human dismissed the question without choosing."""
-        return cls("cancel")
+        return cls("cancel", None, request)
 
 
 class InputRequired(Exception):

@@ -268,9 +268,10 @@ class Agent(Generic[DepsT, OutputT]):
         messages so far, the usage and the result. A paused run (``status="paused"``,
         waiting on ``pending`` approvals or front-end tools) and a stopped one (a limit)
         are returned. Cancelling the task that awaits ``run`` raises
-        ``asyncio.CancelledError`` as any cancelled await does, once the running tools
-        have been told (their cancel token); to end a run early and keep its result,
-        use ``agent.stream`` and ``Run.cancel()``.
+        ``asyncio.CancelledError``, as any cancelled await does, and cancels the running
+        tools with it; to end a run early and keep its result (``status="cancelled"``,
+        the history so far), use ``agent.stream`` and ``Run.cancel()``, which lets the
+        tools see their cancel token and wind down within ``cancel_grace``.
         """
         run = self.stream(
             prompt,
