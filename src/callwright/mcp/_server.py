@@ -2,8 +2,9 @@
 
 ``agent_server(agent)`` is an MCP SDK low-level ``Server`` whose tools are the agent's
 tools that run on the server (not front-end or latent ones), plus, with
-``expose_agent``, one tool that runs the agent's loop on a prompt. Both are carried
-out the way a run carries a call out (``StepExecutor``: validation, the approval gate,
+``expose_agent``, one tool that runs the agent's loop on a prompt, described by
+``Agent.description`` (never by its instructions: the private system prompt). Both are
+carried out the way a run carries a call out (``StepExecutor``: validation, the approval gate,
 timeouts, progress), so an MCP client gets what a front end gets:
 
 * progress as MCP progress notifications (a counter, with the status text);

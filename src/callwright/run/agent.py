@@ -86,10 +86,10 @@ class Agent(Generic[DepsT, OutputT]):
         ``instructions`` are its system prompt and are never shown to them. ``toolsets``
         are sources of tools listed when a run starts (MCP servers,
         ``callwright.mcp.MCPServer``): close them with ``async with agent`` or
-        ``await agent.aclose()``. ``approval`` is the agent's
-        approval policy: it sees every call (front-end and MCP tools too) before the
-        tool's own ``requires_approval``, which decides where it returns
-        ``not-applicable`` (see ``ApprovalQuery``)."""
+        ``await agent.aclose()``. ``approval`` is the agent's approval policy: it sees
+        every call (front-end and MCP tools too) before the tool's own
+        ``requires_approval``, which decides where it returns ``not-applicable`` (see
+        ``ApprovalQuery``)."""
         self.model = _resolve_model(model)
         self.toolbox = tools if isinstance(tools, Toolbox) else Toolbox(tools)
         for toolset in toolsets:
@@ -186,15 +186,17 @@ class Agent(Generic[DepsT, OutputT]):
 
         To resume a paused run, pass its ``messages`` and the ``decisions`` for its
         pending approvals and questions (keyed by call id: a ``Decision``, or an
-        ``InputAnswer`` for a call that asked a human). ``approval_ids`` makes the ids of
-        approval requests (e.g. signed ones, see ``callwright.store.ApprovalSigner``);
-        by default they are random. ``depth`` and ``name`` (the agent's name in traces,
-        default ``self.name``) are set by delegation. ``traceparent``: the W3C trace
-        context of the segment that paused (``PendingCall.traceparent``), so that a
-        resume in another process links to it when tracing is on. ``thread_approvals``:
-        the tools a human allowed for the rest of this thread; pass the same object to
-        each run of the thread (the run adds what a ``Decision(remember="thread")``
-        allows). None: a fresh one, for this run only.
+        ``InputAnswer`` for a call that asked a human); a decision for a call that is
+        not waiting raises ``UnknownDecision`` before anything runs. ``approval_ids``
+        makes the ids of approval requests (e.g. signed ones, see
+        ``callwright.store.ApprovalSigner``); by default they are random. ``depth`` and
+        ``name`` (the agent's name in traces, default ``self.name``) are set by
+        delegation. ``traceparent``: the W3C trace context of the segment that paused
+        (``PendingCall.traceparent``), so that a resume in another process links to it
+        when tracing is on. ``thread_approvals``: the tools a human allowed for the rest
+        of this thread; pass the same object to each run of the thread (the run adds
+        what a ``Decision.approve(remember="thread")`` allows). None: a fresh one, for
+        this run only.
         """
         history = list(messages)
         if prompt is not None:

@@ -192,6 +192,9 @@ class Run(Generic[DepsT, OutputT]):
         self._follow_ups.extend(as_messages(message))
 
     def cancel(self, reason: str = "cancelled") -> None:
+        """Stop the run: running tools see their cancel token (and are stopped after the
+        agent's ``cancel_grace``), and the run ends with ``result.status == "cancelled"``
+        and its history so far. Asked for, so not a failure: nothing raises."""
         self.scope.cancel.cancel(reason)
 
     # --- the loop ----------------------------------------------------------------------
