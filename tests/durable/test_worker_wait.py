@@ -155,3 +155,8 @@ def test_a_replica_is_ready_once_dbos_runs(postgres_url: Any, tmp_path: Path) ->
         replica.stop()
     checks = {"journal": "ok", "model": "ok", "durable": "ok"}
     assert (response.status_code, response.json()) == (200, {"status": "ready", "checks": checks})
+
+
+def test_a_negative_wait_is_refused() -> None:
+    with pytest.raises(ValueError, match="worker_wait"):
+        ToolWorkers("sqlite:///unused.sqlite", worker_wait=-1)

@@ -104,6 +104,10 @@ class ToolWorkers:
     _client: DBOSClient | None = field(default=None, init=False, repr=False)
     _lock: asyncio.Lock | None = field(default=None, init=False, repr=False)
 
+    def __post_init__(self) -> None:
+        if self.worker_wait is not None and self.worker_wait < 0:
+            raise ValueError("worker_wait must be a number of seconds (0 or more), or None")
+
     def runs_on_workers(self, tool: Tool) -> bool:
         """Whether ``apply`` proxies the tool (never one it proxied already)."""
         if tool.client or tool.executor is None or is_proxy(tool):

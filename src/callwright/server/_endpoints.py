@@ -142,7 +142,7 @@ class Endpoints(Generic[DepsT]):
             raise ValueError(f"ai_sdk_version must be one of {aisdk.SUPPORTED_VERSIONS}")
         self._gate = Gate.of(self.allowed_origins, self.allowed_hosts)
         self._threads = RunningThreads()
-        self._readiness = Readiness(self.agent.model, self.journal, self.durable)
+        self._readiness = Readiness(self.agent, self.journal, self.durable)
 
     async def handle_agui(
         self, request: Request, *, deps: DepsT | None = None, principal: str | None = None

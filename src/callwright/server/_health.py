@@ -19,6 +19,7 @@ from ..store import Journal
 
 if TYPE_CHECKING:
     from ..durable import DurableRuntime
+    from ..run import Agent
 
 READY_TIMEOUT_SECONDS = 2.0
 """How long ``/readyz`` waits for the journal's database before it answers 503."""
@@ -29,7 +30,8 @@ OK = "ok"
 class Readiness:
     """The readiness checks of one set of endpoints."""
 
-    model: Model
+    agent: Agent[Any, Any]
+    """Whose model is checked (the one it has when asked)."""
     journal: Journal | None = None
     durable: DurableRuntime | None = None
     timeout: float = READY_TIMEOUT_SECONDS
@@ -41,7 +43,7 @@ class Readiness:
         found: dict[str, str] = {}
         if self.journal is not None:
             found["journal"] = await self._journal()
-        found["model"] = _model(self.model)
+        found["model"] = _model(self.agent.model)
         if self.durable is not None:
             found["durable"] = OK if self.durable.launched else "the DBOS runtime is not running"
         return found
