@@ -21,8 +21,10 @@ from callwright.durable._crossing import TOOL_WORKFLOW, TOOLS_QUEUE, WAITING_TEX
 from callwright.events import Event, ToolCallResult, ToolProgress
 from callwright.messages import ToolResultMessage
 from callwright.run import Agent
+from callwright.server import create_app
+from live_server import Server
 
-from ._cluster import Replica, ToolWorker
+from ._cluster import Replica, ToolWorker, agui_body, frames, stream
 from .worker_agent import make_agent
 
 AGENT = str(Path(__file__).with_name("worker_agent.py")) + ":make_agent"
@@ -71,22 +73,30 @@ async def test_a_call_no_worker_takes_says_so_fails_and_never_runs_later(
     monkeypatch.setenv("SIDE_EFFECTS", str(effects))
     agent = web_agent(database, worker_wait=4.0)
     tag = uuid.uuid4().hex[:8]
-    with caplog.at_level(logging.WARNING, logger="callwright.durable"):
-        events = await run(agent, f'slow {{"seconds": 0.2, "tag": "{tag}"}}')
-    result = result_of(events)
-    waiting = [e for e in events if isinstance(e, ToolProgress) and e.text == WAITING_TEXT]
-    assert len(waiting) == 1 and waiting[0].call_id == result.call_id
-    assert events.index(waiting[0]) < events.index(result)  # seen while it still waited
+    body = agui_body(f"t_{tag}", f'slow {{"seconds": 0.2, "tag": "{tag}"}}', f"r_{tag}")
+    with (
+        caplog.at_level(logging.WARNING, logger="callwright.durable"),
+        Server(create_app(agent)) as server,
+    ):
+        async with httpx.AsyncClient(timeout=30) as http:
+            sent = frames(await stream(http, server.url, body))
+    (result,) = [f for f in sent if f["type"] == "TOOL_CALL_RESULT"]
+    snapshots = [f for f in sent if f["type"] == "ACTIVITY_SNAPSHOT"]
+    waiting = snapshots[0]  # the call's first activity: nothing else reported progress
+    assert waiting["content"]["toolCallId"] == result["toolCallId"]
+    assert waiting["content"]["text"] == WAITING_TEXT
+    assert sent.index(waiting) < sent.index(result)  # seen while it still waited
     expected = no_worker_text(4.0)
     assert expected.startswith("no tool worker took the call within 4 s; start one with ")
-    assert (result.state, result.error_kind, result.content) == ("output-error", "failed", expected)
+    assert result["content"] == expected
     assert (model_saw(agent).content, model_saw(agent).is_error) == (expected, True)
     logged = [r.getMessage() for r in caplog.records if r.name == "callwright.durable"]
     assert [line for line in logged if "has taken it after 3 s" in line] == [
-        f"tool slow, call {result.call_id}: no tool worker has taken it after 3 s "
+        f"tool slow, call {result['toolCallId']}: no tool worker has taken it after 3 s "
         f"(queue {TOOLS_QUEUE})"
     ]
-    assert any(f"call {result.call_id}: no tool worker took it within 4 s" in s for s in logged)
+    withdrawn = f"call {result['toolCallId']}: no tool worker took it within 4 s"
+    assert any(withdrawn in line for line in logged)
 
     # a worker started now takes the next call, and never the withdrawn one
     late = worker(database, "late-worker", effects)
