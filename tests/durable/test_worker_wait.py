@@ -7,6 +7,7 @@ call taken in time is waited for however long it runs; a replica is ready once D
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
 from pathlib import Path
@@ -17,7 +18,13 @@ import pytest
 from dbos import DBOS, DBOSClient
 
 from callwright.durable import ToolWorkers
-from callwright.durable._crossing import TOOL_WORKFLOW, TOOLS_QUEUE, WAITING_TEXT, no_worker_text
+from callwright.durable._crossing import (
+    TAKEN_TEXT,
+    TOOL_WORKFLOW,
+    TOOLS_QUEUE,
+    WAITING_TEXT,
+    no_worker_text,
+)
 from callwright.events import Event, ToolCallResult, ToolProgress
 from callwright.messages import ToolResultMessage
 from callwright.run import Agent
@@ -98,15 +105,28 @@ async def test_a_call_no_worker_takes_says_so_fails_and_never_runs_later(
     withdrawn = f"call {result['toolCallId']}: no tool worker took it within 4 s"
     assert any(withdrawn in line for line in logged)
 
-    # a worker started now takes the next call, and never the withdrawn one
-    late = worker(database, "late-worker", effects)
+    # a worker started now takes a call that waits for one, and never the withdrawn one
+    after = uuid.uuid4().hex[:8]
+    events: list[Event] = []
+    stream_of = (
+        web_agent(database, worker_wait=60)
+        .stream(f'slow {{"seconds": 0.1, "tag": "{after}"}}')
+        .events()
+    )
+    async for event in stream_of:
+        events.append(event)
+        if isinstance(event, ToolProgress) and event.text == WAITING_TEXT:
+            break
+    late = await asyncio.to_thread(worker, database, "late-worker", effects)
     try:
-        after = uuid.uuid4().hex[:8]
-        events = await run(agent, f'slow {{"seconds": 0.1, "tag": "{after}"}}')
-        assert result_of(events).output == f"{after} finished"
-        assert not any(isinstance(e, ToolProgress) and e.text == WAITING_TEXT for e in events)
+        events += [event async for event in stream_of]
     finally:
         late.stop()
+    assert result_of(events).output == f"{after} finished"
+    texts = [e.text for e in events if isinstance(e, ToolProgress)]
+    # "taken" shows when the wait's next look comes before the tool's own progress
+    assert [t for t in texts if t != TAKEN_TEXT] == [WAITING_TEXT, "step 1/1"]
+    assert texts.count(TAKEN_TEXT) <= 1
     assert len(ran(effects, "start", after)) == 1
     assert ran(effects, "start", tag) == []
     client = DBOSClient(system_database_url=database)

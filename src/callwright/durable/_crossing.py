@@ -51,6 +51,8 @@ CLOCK_MARGIN_SECONDS = 1.0
 the web side withdraws a call this long after the deadline it gave the workers."""
 WAITING_TEXT = "waiting for a tool worker: none has taken this call yet"
 """The progress a call no worker has taken reports."""
+TAKEN_TEXT = "a tool worker took the call"
+"""The progress that follows ``WAITING_TEXT`` once a worker takes the call."""
 
 
 def no_worker_text(seconds: float | None) -> str:

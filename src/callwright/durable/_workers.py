@@ -54,6 +54,7 @@ from ._crossing import (
     NOTIFIED_POLL_SECONDS,
     POLL_SECONDS,
     PROGRESS_STREAM,
+    TAKEN_TEXT,
     TOOL_WORKFLOW,
     TOOLS_QUEUE,
     WAITING_TEXT,
@@ -248,12 +249,15 @@ class ToolWorkers:
         deadline = None
         if self.worker_wait is not None:
             deadline = started + self.worker_wait + CLOCK_MARGIN_SECONDS
+        wake = min(notice, deadline) if deadline is not None else notice
         noticed = False
         while True:
-            wake = notice if not noticed else loop.time() + TAKEN_POLL_SECONDS
-            await asyncio.sleep(max(0.0, min(wake, deadline or wake) - loop.time()))
+            await asyncio.sleep(max(0.0, wake - loop.time()))
+            wake = loop.time() + TAKEN_POLL_SECONDS
             status = await _status(handle)
             if status is not None and status != "ENQUEUED":
+                if noticed:  # the client was told it waits: tell it the wait is over
+                    ctx.progress(TAKEN_TEXT, None)
                 return
             if not noticed and loop.time() >= notice:
                 noticed = True
