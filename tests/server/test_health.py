@@ -70,7 +70,7 @@ def test_a_closed_journal_is_not_ready(tmp_path: Path) -> None:
         status, body = ready(http)
     assert status == 503
     assert body["status"] == "unavailable"
-    assert body["checks"]["journal"] == "the database failed to answer (ProgrammingError)"
+    assert body["checks"]["journal"] == "the database failed to answer (RuntimeError)"
     assert body["checks"]["model"] == "ok"
 
 
