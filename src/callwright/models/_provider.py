@@ -34,7 +34,7 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 from .._errors import CallwrightError, MissingAPIKey
 from ..messages import FilePart
 from ._retry import RetryPolicy, retrying
-from .base import ErrorPart, Mode, ModelEvent, ModelRequest, ToolChoice
+from .base import ErrorPart, Mode, ModelBase, ModelEvent, ModelRequest, ToolChoice
 
 ClientT = TypeVar("ClientT")
 ItemT = TypeVar("ItemT")
@@ -112,7 +112,7 @@ class ToolDefinition:
         return cls(native["name"], native.get("description") or "", parameters)
 
 
-class ProviderModel(ABC, Generic[ClientT, ItemT]):
+class ProviderModel(ModelBase, ABC, Generic[ClientT, ItemT]):
     """A model served through a provider's SDK client; subclasses fill in the hooks."""
 
     provider: ClassVar[Provider]
@@ -183,6 +183,17 @@ class ProviderModel(ABC, Generic[ClientT, ItemT]):
         if self._client is None:
             self._client = self._make_client(self._key(), self.base_url, self.timeout)
         return self._client
+
+    def unconfigured(self) -> str | None:
+        """A key is missing (none given, none in the environment, and no keyless server
+        at a base URL); the SDK's presence is checked when the adapter is made."""
+        if self._client is not None:
+            return None
+        try:
+            self._key()
+        except ValueError as exc:
+            return str(exc)
+        return None
 
     def _key(self) -> str:
         key = self._api_key or os.environ.get(self.provider.key_env)

@@ -91,6 +91,7 @@ from .base import (
     ErrorPart,
     FinishPart,
     Mode,
+    ModelBase,
     ModelEvent,
     ModelRequest,
     TextPart,
@@ -178,7 +179,7 @@ class _Failed(Exception):
     """A generation reported an error; the message is the model's."""
 
 
-class LocalModel:
+class LocalModel(ModelBase):
     """An embedded GGUF model with grammar-constrained structured output.
 
     ``two_stage`` (the default) first chooses between answering and each tool,
@@ -236,6 +237,17 @@ class LocalModel:
     @property
     def path(self) -> Path:
         return self._path or default_model_path()
+
+    def unconfigured(self) -> str | None:
+        """The binding is not installed or the model file is missing (located, not loaded;
+        the file's path stays unsaid: a probe's answer must not map the server's disk)."""
+        if importlib.util.find_spec("xllamacpp") is None:
+            return "the embedded model needs xllamacpp: pip install 'callwright[local]'"
+        try:
+            path = self.path
+        except LocalModelUnavailable as exc:
+            return str(exc)
+        return None if path.is_file() else "the model file is missing"
 
     def server(self) -> Any:
         """The in-process llama.cpp server (started on first use)."""

@@ -73,6 +73,8 @@ def create_app(
             Route("/api/chat/{chat_id}/stream", preflight, methods=["OPTIONS"]),
             Route("/runs/{run_id}/events", endpoints.handle_replay, methods=["GET"]),
             Route("/runs/{run_id}/events", preflight, methods=["OPTIONS"]),
+            Route("/healthz", endpoints.handle_health, methods=["GET"]),
+            Route("/readyz", endpoints.handle_ready, methods=["GET"]),
             Route("/", endpoints.handle_page, methods=["GET"]),
             Route("/playground.js", endpoints.handle_page_script, methods=["GET"]),
         ],

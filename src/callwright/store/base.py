@@ -333,6 +333,12 @@ class Journal(Protocol):
         """The calls made inside succeed or fail together (one call, as ``batch`` sees it)."""
         ...
 
+    def ping(self) -> None:
+        """Raise if the database does not answer one trivial read of the journal's tables
+        (what a readiness probe asks). It blocks like any read: call it off the loop, and
+        bound the wait there."""
+        ...
+
     def submit(self, fn: Callable[..., T], /, *args: Any) -> asyncio.Future[T] | None:
         """Run ``fn(*args)`` (this journal's writes) on its writer thread, in order.
 
