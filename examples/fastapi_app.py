@@ -12,7 +12,8 @@ threads, runs and approvals, and ``deps_factory`` makes what the tools get from
 it (``deps``, read as ``ctx.deps``). callwright's ``Endpoints`` turn the request
 into a run and stream it back: AG-UI at ``POST /agui``, the AI SDK UI message
 stream at ``POST /api/chat``, and (with a journal) a dropped stream's replay at
-``GET /runs/{run_id}/events``. A front end served from another origin (a Vite dev
+``GET /runs/{run_id}/events`` and the AI SDK's resume of a chat's running stream at
+``GET /api/chat/{chat_id}/stream``. A front end served from another origin (a Vite dev
 server, say) is listed in ``$APP_ORIGINS`` (comma-separated); the endpoints
 answer its CORS preflights and refuse every other site's pages on their own.
 """
@@ -81,14 +82,18 @@ def build_app(
 
     @app.post("/api/chat")
     async def chat(request: Request, user: User) -> Response:
-        return await endpoints.handle_chat(request, principal=user)
+        return await endpoints.handle_ai_sdk(request, principal=user)
+
+    @app.get("/api/chat/{chat_id}/stream")
+    async def chat_resume(request: Request, chat_id: str, user: User) -> Response:
+        return await endpoints.handle_ai_sdk_resume(request, chat_id=chat_id, principal=user)
 
     @app.get("/runs/{run_id}/events")
     async def replay(request: Request, run_id: str, user: User) -> Response:
         return await endpoints.handle_replay(request, run_id=run_id, principal=user)
 
     # CORS preflights carry no credentials: answered before authentication.
-    for path in ("/agui", "/api/chat", "/runs/{run_id}/events"):
+    for path in ("/agui", "/api/chat", "/api/chat/{chat_id}/stream", "/runs/{run_id}/events"):
         app.add_api_route(path, endpoints.handle_preflight, methods=["OPTIONS"])
 
     return app

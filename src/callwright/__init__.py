@@ -12,6 +12,12 @@ subpackage: model adapters in ``callwright.models``, the wire encoders in
 
 from . import events
 from ._approvals import AgentApprovalPolicy, ApprovalQuery, ThreadApprovals
+from ._errors import (
+    CallwrightDeprecationWarning,
+    CallwrightError,
+    ConfigurationError,
+    MissingAPIKey,
+)
 from .call import (
     Call,
     CallState,
@@ -47,10 +53,12 @@ from .run import (
     Limits,
     Run,
     RunAlreadyStarted,
+    RunFailed,
     RunResult,
     StepInfo,
     StepPlan,
     StopCondition,
+    UnknownDecision,
     has_tool_call,
     step_count_is,
 )
@@ -70,8 +78,11 @@ __all__ = [
     "AssistantMessage",
     "Call",
     "CallState",
+    "CallwrightDeprecationWarning",
+    "CallwrightError",
     "CancelToken",
     "Cancelled",
+    "ConfigurationError",
     "Decision",
     "Denied",
     "Event",
@@ -85,10 +96,12 @@ __all__ = [
     "Limits",
     "Message",
     "MessageHistory",
+    "MissingAPIKey",
     "Model",
     "PendingCall",
     "Run",
     "RunAlreadyStarted",
+    "RunFailed",
     "RunResult",
     "RunScope",
     "Skipped",
@@ -110,6 +123,7 @@ __all__ = [
     "Toolbox",
     "Toolset",
     "ToolsetUnavailable",
+    "UnknownDecision",
     "Usage",
     "UserMessage",
     "batched",

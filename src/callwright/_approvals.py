@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from ._errors import ConfigurationError
 from .tool import ApprovalVerdict, Tool
 
 REMEMBERED = "approved for the rest of this thread"
@@ -64,7 +65,7 @@ class ThreadApprovals:
 
     def __init__(self, tools: Iterable[str] = (), *, limit: int = 256) -> None:
         if limit < 1:
-            raise ValueError("limit must be at least 1")
+            raise ConfigurationError("limit must be at least 1")
         self.limit = limit
         self._tools: OrderedDict[str, None] = OrderedDict()
         for name in tools:

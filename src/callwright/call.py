@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import jiter
 
+from ._errors import CallwrightError
+
 if TYPE_CHECKING:
     from .tool import Tool
 
@@ -46,7 +48,7 @@ TERMINAL = frozenset({_S.OUTPUT_AVAILABLE, _S.OUTPUT_ERROR, _S.OUTPUT_DENIED})
 """The states a call ends in: it has its one result."""
 
 
-class IllegalTransition(RuntimeError):
+class IllegalTransition(CallwrightError, RuntimeError):
     """A call was driven through a transition the state machine does not have."""
 
 
@@ -73,7 +75,7 @@ def to_model_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
-class ToolError(Exception):
+class ToolError(CallwrightError):
     """A failure the model should see as an error result so it can recover.
 
     Raise it (or a subclass) from a tool; any other exception is wrapped as a
@@ -255,7 +257,11 @@ Remember = Literal["thread"]
 @dataclass(slots=True)
 class Decision:
     """An answer to an approval request: a human's, keyed by call id when resuming, or a
-    policy's (``automatic``), which ``ToolContext.approval`` shows the tool the same way."""
+    policy's (``automatic``), which ``ToolContext.approval`` shows the tool the same way.
+
+    Build one with ``Decision.approve(...)`` or ``Decision.deny(reason)``; the
+    constructor (``Decision(approved=True)``) stays for code that uses it.
+    """
 
     approved: bool
     """Whether the call may run; False ends it output-denied."""
@@ -271,6 +277,23 @@ class Decision:
     calls there are approved automatically (only an approval counts, not a denial)."""
     automatic: bool = False
     """Decided without asking anyone now: by a policy, or by a remembered approval."""
+
+    @classmethod
+    def approve(
+        cls,
+        reason: str | None = None,
+        *,
+        arguments: dict[str, Any] | None = None,
+        data: Any = None,
+        remember: Remember | None = None,
+    ) -> Decision:
+        """The call may run (with edited ``arguments``, if the tool allows edits)."""
+        return cls(True, reason, arguments=arguments, data=data, remember=remember)
+
+    @classmethod
+    def deny(cls, reason: str | None = None) -> Decision:
+        """The call does not run; the model sees ``Tool call denied: <reason>``."""
+        return cls(False, reason)
 
 
 # --- the call -----------------------------------------------------------------

@@ -18,6 +18,8 @@ import secrets
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ._errors import ConfigurationError
+
 InputAction = Literal["accept", "decline", "cancel"]
 """MCP's three answers: the human filled the form in, refused, or dismissed it."""
 
@@ -53,7 +55,10 @@ class InputRequest:
 
 @dataclass(slots=True)
 class InputAnswer:
-    """A human's answer to an ``InputRequest``; pass it in ``decisions`` (keyed by call id)."""
+    """A human's answer to an ``InputRequest``; pass it in ``decisions`` (keyed by call id).
+
+    Build one with ``InputAnswer.accept(content)``, ``.decline()`` or ``.cancel()``.
+    """
 
     action: InputAction
     """``accept`` (``content`` holds the form), ``decline`` or ``cancel``."""
@@ -64,7 +69,27 @@ class InputAnswer:
 
     def __post_init__(self) -> None:
         if self.action not in ("accept", "decline", "cancel"):
-            raise ValueError(f"an input answer is accept, decline or cancel, not {self.action!r}")
+            raise ConfigurationError(
+                f"an input answer is accept, decline or cancel, not {self.action!r}"
+            )
+
+    @classmethod
+    def accept(
+        cls, content: dict[str, Any] | None = None, *, request: InputRequest | None = None
+    ) -> InputAnswer:
+        """The human filled the form in; ``content`` holds what they entered. Pass the
+        pending call's ``request`` when answering in code: a tool may need its ``state``."""
+        return cls("accept", content, request)
+
+    @classmethod
+    def decline(cls, *, request: InputRequest | None = None) -> InputAnswer:
+        """The human refused to answer."""
+        return cls("decline", None, request)
+
+    @classmethod
+    def cancel(cls, *, request: InputRequest | None = None) -> InputAnswer:
+        """The human dismissed the question without choosing."""
+        return cls("cancel", None, request)
 
 
 class InputRequired(Exception):

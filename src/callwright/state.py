@@ -12,6 +12,8 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ._errors import CallwrightError
+
 OutputMethod = Literal["set", "merge", "assign", "push", "concat"]
 """How an ``_outputMethod`` combines a call's output with what the path already holds."""
 OUTPUT_METHODS: tuple[OutputMethod, ...] = ("set", "merge", "assign", "push", "concat")
@@ -22,7 +24,7 @@ Patch = list[dict[str, Any]]
 """RFC 6902 operations, as sent to clients in ``StateDelta``."""
 
 
-class StatePathError(ValueError):
+class StatePathError(CallwrightError, ValueError):
     """An output path or reference that cannot name a place in the state."""
 
 

@@ -28,6 +28,7 @@ from pydantic import ValidationError as PydanticValidationError
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode, JsonSchemaValue
 from pydantic_core import CoreSchema
 
+from ._errors import ConfigurationError
 from ._jsonschema import compile_validator
 from ._threads import tool_threads
 from .call import InvalidArgs, ToolResult, is_meta
@@ -42,12 +43,38 @@ denied without asking, or a human decides (the AI SDK 7 ``toolApproval`` outcome
 
 @dataclass(frozen=True, slots=True)
 class ApprovalVerdict:
-    """A policy's decision for one call, with the reason a denial gives the model."""
+    """A policy's decision for one call, with the reason a denial gives the model.
+
+    Build one with ``approve``, ``deny``, ``ask`` (a human decides) or ``defer`` (the next
+    policy decides); ``ApprovalVerdict("denied", reason)`` spells the same with the AI SDK
+    7 outcome names.
+    """
 
     outcome: ApprovalOutcome
     """``not-applicable``, ``approved``, ``denied`` or ``user-approval``."""
     reason: str | None = None
     """Why: a denial reaches the model as ``Tool call denied: <reason>``."""
+
+    @classmethod
+    def approve(cls, reason: str | None = None) -> ApprovalVerdict:
+        """Run the call without asking anyone (``approved``)."""
+        return cls("approved", reason)
+
+    @classmethod
+    def deny(cls, reason: str | None = None) -> ApprovalVerdict:
+        """Refuse the call without asking anyone (``denied``); the model sees the reason."""
+        return cls("denied", reason)
+
+    @classmethod
+    def ask(cls, reason: str | None = None) -> ApprovalVerdict:
+        """A human decides (``user-approval``); the reason is shown with the request."""
+        return cls("user-approval", reason)
+
+    @classmethod
+    def defer(cls) -> ApprovalVerdict:
+        """No opinion (``not-applicable``): the tool's own ``requires_approval`` decides,
+        or, for the tool's own policy, the call runs without asking."""
+        return cls("not-applicable")
 
 
 ApprovalPolicy = bool | Callable[[dict[str, Any]], "bool | ApprovalVerdict"]
@@ -177,10 +204,10 @@ def _from_plain(
 ) -> Tool:
     tool_name = name or blueprint.get("name")
     if not tool_name or not isinstance(tool_name, str):
-        raise ValueError("a tool needs a name")
+        raise ConfigurationError("a tool needs a name")
     params = blueprint.get("parameters") or {"type": "object", "properties": {}}
     if not isinstance(params, dict):
-        raise ValueError(f"tool {tool_name!r}: parameters must be a JSON Schema object")
+        raise ConfigurationError(f"tool {tool_name!r}: parameters must be a JSON Schema object")
     validator = compile_validator(params)  # refuses a schema it cannot bound
     return Tool(
         name=tool_name,
@@ -199,7 +226,7 @@ def _from_blueprint(
     props: dict[str, Any] = dict(blueprint.get("properties") or {})
     tool_name = name or _const_or_value(props.get("_tool"))
     if not tool_name or not isinstance(tool_name, str):
-        raise ValueError("an Acts blueprint needs a `_tool` const or a name")
+        raise ConfigurationError("an Acts blueprint needs a `_tool` const or a name")
     required = [r for r in blueprint.get("required", []) if not is_meta(r)]
     params: dict[str, Any] = {
         "type": "object",

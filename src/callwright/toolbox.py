@@ -20,6 +20,7 @@ import inspect
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from ._errors import CallwrightError
 from ._threads import tool_threads
 from .context import ToolContext
 from .delegate import run_delegate
@@ -28,13 +29,13 @@ from .tool import Executor, Tool, tool_from_function
 Kind = Literal["explicit", "latent", "client"]
 
 
-class ToolConflict(ValueError):
+class ToolConflict(CallwrightError, ValueError):
     """A client tool tried to replace a server tool of the same name."""
 
     code = "tool_conflict"
 
 
-class ToolsetUnavailable(RuntimeError):
+class ToolsetUnavailable(CallwrightError, RuntimeError):
     """A toolset could not list its tools (an MCP server that cannot be reached); the run
     ends with an error that says which and why."""
 

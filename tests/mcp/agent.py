@@ -71,10 +71,15 @@ def script(request: ModelRequest) -> list[Any]:
     return [f"You said: {user.content}"]
 
 
+INSTRUCTIONS = "Private system prompt: never reveal the discount code 7731."
+"""The agent's instructions: MCP clients must never see them."""
+
+
 def make_agent() -> Agent:
     return Agent(
         ScriptedModel(script),
         [add, weather, delete_file, slow, wait_for_cancel],
         name="helper",
-        instructions="A helper that adds, deletes and waits.",
+        description="A helper that adds, deletes and waits.",
+        instructions=INSTRUCTIONS,
     )

@@ -82,6 +82,7 @@ async def test_tools_are_listed_and_called_with_progress(connect: Any) -> None:
     assert listed["delete_file"].annotations is not None
     assert listed["delete_file"].annotations.destructive_hint is True
     assert listed["helper"].description == "A helper that adds, deletes and waits."
+    assert all("7731" not in (t.description or "") for t in listed.values())
     assert not added.is_error and added.content[0].text == "5"  # type: ignore[union-attr]
     assert weather.structured_content == {"city": "Oslo", "temperature": 21}
     assert bad.is_error and "Invalid arguments" in bad.content[0].text  # type: ignore[union-attr]

@@ -20,7 +20,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
-from callwright import Agent, ToolContext, tool
+from callwright import Agent, CallwrightDeprecationWarning, ToolContext, tool
 from callwright import events as ev
 from callwright.messages import ToolResultMessage, UserMessage
 from callwright.models import ModelRequest, ScriptedModel, call
@@ -66,12 +66,20 @@ def mounted(endpoints: Endpoints) -> Starlette:
         return await endpoints.handle_agui(request, deps=deps(request), principal="p")
 
     async def chat(request: Request) -> Response:
+        return await endpoints.handle_ai_sdk(request, deps=deps(request), principal="p")
+
+    async def old_chat(request: Request) -> Response:
         return await endpoints.handle_chat(request, deps=deps(request), principal="p")
+
+    async def old_resume(request: Request) -> Response:
+        return await endpoints.handle_chat_resume(request, principal="p")
 
     return Starlette(
         routes=[
             Route("/my/agui", agui, methods=["POST"]),
             Route("/my/chat", chat, methods=["POST"]),
+            Route("/my/old-chat", old_chat, methods=["POST"]),
+            Route("/my/old-chat/{chat_id}/stream", old_resume, methods=["GET"]),
         ],
         lifespan=endpoints.lifespan,
     )
@@ -159,6 +167,21 @@ def test_ai_sdk_deps_reach_the_tool(served: str) -> None:
         chunks = sse(http.post("/my/chat", json=body, headers={"x-user": "bo"}).text)
     output = next(c for c in chunks if c != "[DONE]" and c["type"] == "tool-output-available")
     assert output["output"] == "{'user': 'bo'}"
+
+
+def test_the_old_ai_sdk_handler_names_warn_and_still_serve() -> None:
+    body = {
+        "id": f"chat_{uuid.uuid4().hex}",
+        "messages": [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": "whose"}]}],
+    }
+    with TestClient(mounted(Endpoints(agent()))) as http:
+        with pytest.warns(CallwrightDeprecationWarning, match="use Endpoints.handle_ai_sdk$"):
+            chunks = sse(http.post("/my/old-chat", json=body, headers={"x-user": "cy"}).text)
+        with pytest.warns(CallwrightDeprecationWarning, match="handle_ai_sdk_resume"):
+            idle = http.get(f"/my/old-chat/{body['id']}/stream")
+    output = next(c for c in chunks if c != "[DONE]" and c["type"] == "tool-output-available")
+    assert output["output"] == "{'user': 'cy'}"
+    assert idle.status_code == 204  # nothing runs in the chat: what the AI SDK expects
 
 
 def test_the_handlers_refuse_what_create_app_refuses() -> None:

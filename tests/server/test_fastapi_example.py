@@ -84,6 +84,7 @@ def test_every_endpoint_refuses_a_caller_without_a_valid_token(
         responses = [
             http.post("/agui", json=agui_body()),
             http.post("/api/chat", json=chat_body()),
+            http.get("/api/chat/anything/stream"),
             http.get("/runs/anything/events"),
         ]
     for response in responses:
@@ -117,6 +118,15 @@ def test_ai_sdk_tools_see_the_deps_of_the_caller(served: tuple[Server, SQLiteJou
     output = next(c for c in chunks if c != "[DONE]" and c["type"] == "tool-output-available")
     assert output["output"] == "bob"
     assert chunks[-1] == "[DONE]"
+
+
+def test_the_ai_sdk_resume_route_is_mounted(served: tuple[Server, SQLiteJournal]) -> None:
+    """``useChat({ resume: true })`` asks ``GET /api/chat/{id}/stream`` on every load: a
+    chat with nothing running is a 204, not a 404 the client would show as an error."""
+    server, _ = served
+    with httpx.Client(base_url=server.url, timeout=30, headers=ALICE) as http:
+        idle = http.get(f"/api/chat/chat_{uuid.uuid4().hex}/stream")
+    assert idle.status_code == 204
 
 
 def test_a_dropped_stream_is_replayed_to_an_authenticated_caller(

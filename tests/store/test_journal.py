@@ -275,3 +275,11 @@ async def test_recovery_replays_completed_interrupts_started_reruns_idempotent(
     assert results["c"].content == "retried"
     assert fresh.run_status(journal_run) == "completed"
     fresh.close()
+
+
+def test_ping_reads_the_database_and_fails_once_closed(journal_target: str) -> None:
+    journal = open_journal(journal_target)
+    journal.ping()
+    journal.close()
+    with pytest.raises(RuntimeError, match="the journal is closed"):
+        journal.ping()

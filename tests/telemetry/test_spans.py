@@ -8,9 +8,19 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
+import pytest
 from opentelemetry.trace import SpanKind, StatusCode
 
-from callwright import Agent, Decision, Tool, ToolContext, ToolError, telemetry, tool
+from callwright import (
+    Agent,
+    Decision,
+    RunFailed,
+    Tool,
+    ToolContext,
+    ToolError,
+    telemetry,
+    tool,
+)
 from callwright.models import ErrorPart, ModelEvent, ModelRequest, ScriptedModel, call
 from callwright.telemetry import _trace
 
@@ -171,8 +181,9 @@ async def test_failures_carry_error_type_and_status(otel: Otel) -> None:
 
 async def test_a_provider_error_fails_the_chat_and_the_run(otel: Otel) -> None:
     model = ScriptedModel([[ErrorPart("the provider is down", "overloaded")]])
-    result = await Agent(model).run("hello")
-    assert result.status == "error"
+    with pytest.raises(RunFailed) as failed:
+        await Agent(model).run("hello")
+    assert failed.value.result.status == "error" and failed.value.error.code == "overloaded"
 
     chat = otel.one("chat scripted")
     assert chat.attributes is not None and chat.attributes["error.type"] == "overloaded"

@@ -40,6 +40,25 @@ NOTIFIED_POLL_SECONDS = 1.0
 stream; it reads again at this interval only in case a notification was lost."""
 DEFAULT_CONCURRENCY = 8
 """Calls one worker runs at once, unless told otherwise."""
+WORKER_NOTICE_SECONDS = 3.0
+"""After how long a call no worker has taken says so: a progress event for the client
+and a warning in the web side's log."""
+WORKER_WAIT_SECONDS = 60.0
+"""How long a call waits for a worker to take it before it fails and is withdrawn
+(``use_tool_workers(worker_wait=...)``)."""
+CLOCK_MARGIN_SECONDS = 1.0
+"""How far the web side's clock and a worker's may disagree (NTP keeps them far closer):
+the web side withdraws a call this long after the deadline it gave the workers."""
+WAITING_TEXT = "waiting for a tool worker: none has taken this call yet"
+"""The progress a call no worker has taken reports."""
+TAKEN_TEXT = "a tool worker took the call"
+"""The progress that follows ``WAITING_TEXT`` once a worker takes the call."""
+
+
+def no_worker_text(seconds: float | None) -> str:
+    """The error of a call no worker took in time, as the model and the client see it."""
+    within = "in time" if seconds is None else f"within {seconds:g} s"
+    return f"no tool worker took the call {within}; start one with `callwright worker --journal …`"
 
 
 def workflow_id(run_id: str, call_id: str) -> str:

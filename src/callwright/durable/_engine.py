@@ -103,6 +103,9 @@ class DurableRuntime:
         self._watch: asyncio.Task[None] | None = None
         self.recovered: list[str] = []
         """Executor ids this process took over (for logs and tests)."""
+        self.launched = False
+        """Whether DBOS runs here (``launch`` done, ``close`` not yet): what a readiness
+        probe asks."""
 
     # --- lifecycle -------------------------------------------------------------------
 
@@ -128,9 +131,11 @@ class DurableRuntime:
             gc.freeze()
         self._rows.start()
         self._watch = asyncio.get_running_loop().create_task(self._watch_gone())
+        self.launched = True
 
     async def close(self) -> None:
         global _runtime
+        self.launched = False
         if self._watch is not None:
             self._watch.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -1,7 +1,9 @@
 """The worker side of tool workers: ``run_worker`` and the ``callwright.tool`` workflow.
 
 At most once unless idempotent: DBOS steps are at-least-once, so the workflow's
-first step only marks the attempt. A worker that dies mid-tool leaves the workflow
+first step only marks the attempt (and records whether the call was taken before the
+deadline the web side gave it: one taken later is answered without running, so that a
+call the web side gave up on never runs). A worker that dies mid-tool leaves the workflow
 PENDING with that mark recorded; when it is recovered (by a live worker's
 ``take_over``, on a restart with the same executor id, or by ``recover_executor``),
 the replayed mark says the tool had started, and the tool step answers
@@ -22,6 +24,7 @@ import os
 import signal
 import socket
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -43,6 +46,7 @@ from ._crossing import (
     answer_from_payload,
     dbos_config,
     error_payload,
+    no_worker_text,
     question_payload,
     result_payload,
 )
@@ -72,30 +76,41 @@ _host: _Host | None = None
 class _Attempt:
     """Whether this execution of the workflow ran its first step or replayed it."""
 
-    def __init__(self) -> None:
+    def __init__(self, take_by: float | None) -> None:
         self.first = False
+        self.take_by = take_by
 
     async def begin(self) -> bool:
+        """Whether the call was taken by its deadline (``take_by``, the web side's wall
+        clock): recorded with the step, so that a recovered attempt decides the same."""
         self.first = True
-        return True
+        return self.take_by is None or time.time() <= self.take_by
 
 
 @DBOS.workflow(name=TOOL_WORKFLOW)
 async def tool_workflow(request: dict[str, Any]) -> dict[str, Any]:
     """One call on a worker: mark the attempt, then run the tool (or say it was
-    interrupted, when a recovered attempt finds the mark already there)."""
-    attempt = _Attempt()
-    await DBOS.run_step_async({"name": "callwright.tool.begin"}, attempt.begin)
+    interrupted, when a recovered attempt finds the mark already there, or that it was
+    taken too late, when the web side has given up on it)."""
+    attempt = _Attempt(request.get("take_by"))
+    in_time: bool = await DBOS.run_step_async({"name": "callwright.tool.begin"}, attempt.begin)
     result: dict[str, Any] = await DBOS.run_step_async(
-        {"name": "callwright.tool.run"}, _carry_out, request, attempt.first
+        {"name": "callwright.tool.run"}, _carry_out, request, attempt.first, in_time
     )
     return result
 
 
-async def _carry_out(request: dict[str, Any], first: bool) -> dict[str, Any]:
+async def _carry_out(request: dict[str, Any], first: bool, in_time: bool) -> dict[str, Any]:
     """The tool step; its stream is closed at the end, which wakes the web side's reader
     at once (the end of a workflow alone is not notified)."""
     try:
+        if not in_time:
+            log.warning(
+                "tool %s, call %s: taken after its deadline (the web side gave up on it); not run",
+                request.get("name"),
+                request.get("call_id"),
+            )
+            return error_payload(ToolError(no_worker_text(request.get("wait"))))
         return await _outcome(request, first)
     finally:
         with contextlib.suppress(Exception):

@@ -11,6 +11,13 @@ knows), and cancellation and timeouts the other way: the run's cancel, or the
 tool's timeout, cancels the workflow; the worker sees it on its next look at the
 workflow's status and cancels the tool's token, then its task after a grace.
 
+A call no worker takes does not wait silently: after ``WORKER_NOTICE_SECONDS`` it
+reports progress saying so and logs a warning, and after ``worker_wait`` it fails with
+an error the model can act on and its workflow is cancelled. The workers were given
+that deadline with the call, and one that takes it later answers without running the
+tool: the call never runs after the web side gave up on it, and a call a worker took
+in time is waited for, never reported failed.
+
 The web side talks to DBOS through a ``DBOSClient``: it needs no launched DBOS,
 and it never records steps in a workflow of the calling process (a segment's).
 
@@ -29,7 +36,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import logging
 import os
+import time
 import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -41,14 +50,20 @@ from ..context import ToolContext
 from ..tool import Tool
 from ..toolbox import Toolbox
 from ._crossing import (
+    CLOCK_MARGIN_SECONDS,
     NOTIFIED_POLL_SECONDS,
     POLL_SECONDS,
     PROGRESS_STREAM,
+    TAKEN_TEXT,
     TOOL_WORKFLOW,
     TOOLS_QUEUE,
+    WAITING_TEXT,
+    WORKER_NOTICE_SECONDS,
     WORKER_VERSION,
+    WORKER_WAIT_SECONDS,
     answer_key,
     answer_payload,
+    no_worker_text,
     outcome,
     workflow_id,
 )
@@ -56,6 +71,11 @@ from ._tracing import current_traceparent
 
 if TYPE_CHECKING:
     from ..run import Agent
+
+log = logging.getLogger("callwright.durable")
+
+TAKEN_POLL_SECONDS = 1.0
+"""How often a call no worker has taken yet looks again, once it has said so."""
 
 
 @dataclass(eq=False)
@@ -74,8 +94,20 @@ class ToolWorkers:
     poll_seconds: float | None = None
     """How often a waiting call reads its stream when nothing woke it (default: 1 s on
     Postgres, which notifies, 0.1 s on SQLite, which cannot)."""
+    worker_wait: float | None = WORKER_WAIT_SECONDS
+    """Seconds a call waits for a worker to take it. After ``WORKER_NOTICE_SECONDS`` it
+    reports progress saying it waits (and logs a warning); after ``worker_wait`` it fails
+    with an error the model sees (no worker took it) and is withdrawn from the queue: a
+    worker started later never runs it. None: wait as long as the tool's timeout. A
+    tool's timeout still applies when it is shorter."""
+    notice_seconds: float = WORKER_NOTICE_SECONDS
+    """After how long a call no worker has taken says so."""
     _client: DBOSClient | None = field(default=None, init=False, repr=False)
     _lock: asyncio.Lock | None = field(default=None, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.worker_wait is not None and self.worker_wait < 0:
+            raise ValueError("worker_wait must be a number of seconds (0 or more), or None")
 
     def runs_on_workers(self, tool: Tool) -> bool:
         """Whether ``apply`` proxies the tool (never one it proxied already)."""
@@ -149,6 +181,9 @@ class ToolWorkers:
             "scope": ctx.scope,
             "traceparent": current_traceparent(),
             "answer": None if ctx.answer is None else answer_payload(ctx.answer),
+            # a worker that takes the call later answers without running it (see _worker)
+            "take_by": None if self.worker_wait is None else time.time() + self.worker_wait,
+            "wait": self.worker_wait,
         }
         options: EnqueueOptions = {
             "queue_name": TOOLS_QUEUE,
@@ -169,12 +204,18 @@ class ToolWorkers:
         self, client: DBOSClient, handle: WorkflowHandleAsync[dict[str, Any]], ctx: ToolContext[Any]
     ) -> dict[str, Any]:
         """Relay the call's stream until it ends, then its output; cancel it when the
-        call is cancelled or its task is (a timeout)."""
+        call is cancelled or its task is (a timeout); fail it when no worker takes it."""
         wf = handle.get_workflow_id()
         relay = asyncio.create_task(self._relay(client, wf, ctx))
         cancelled = asyncio.create_task(ctx.cancel.wait())
+        waiting = asyncio.create_task(self._until_taken(client, handle, ctx))
         try:
-            await asyncio.wait({relay, cancelled}, return_when=asyncio.FIRST_COMPLETED)
+            watched = {relay, cancelled, waiting}
+            while not (relay.done() or cancelled.done()):
+                await asyncio.wait(watched, return_when=asyncio.FIRST_COMPLETED)
+                if waiting.done():
+                    watched.discard(waiting)
+                    waiting.result()  # raises when no worker took the call in time
             if not relay.done():
                 await _cancel(client, wf)
                 raise Cancelled(ctx.cancel.reason)
@@ -190,7 +231,54 @@ class ToolWorkers:
         finally:
             relay.cancel()
             cancelled.cancel()
+            waiting.cancel()
         return payload
+
+    async def _until_taken(
+        self, client: DBOSClient, handle: WorkflowHandleAsync[dict[str, Any]], ctx: ToolContext[Any]
+    ) -> None:
+        """Return once a worker has taken the call (its workflow left ``ENQUEUED``). Until
+        then: after ``notice_seconds`` say so (progress, a warning); after ``worker_wait``
+        withdraw it and raise the error the model sees. The deadline the workers were
+        given has passed by then (``CLOCK_MARGIN_SECONDS``), so a worker that takes it
+        between the look and the cancel answers without running it; one that took it
+        in time makes the look see it taken, and the call goes on waiting for it."""
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        notice = started + self.notice_seconds
+        deadline = None
+        if self.worker_wait is not None:
+            deadline = started + self.worker_wait + CLOCK_MARGIN_SECONDS
+        wake = min(notice, deadline) if deadline is not None else notice
+        noticed = False
+        while True:
+            await asyncio.sleep(max(0.0, wake - loop.time()))
+            wake = loop.time() + TAKEN_POLL_SECONDS
+            status = await _status(handle)
+            if status is not None and status != "ENQUEUED":
+                if noticed:  # the client was told it waits: tell it the wait is over
+                    ctx.progress(TAKEN_TEXT, None)
+                return
+            if not noticed and loop.time() >= notice:
+                noticed = True
+                ctx.progress(WAITING_TEXT, None)
+                log.warning(
+                    "tool %s, call %s: no tool worker has taken it after %g s (queue %s)",
+                    ctx.tool_name,
+                    ctx.call_id,
+                    self.notice_seconds,
+                    TOOLS_QUEUE,
+                )
+            if status == "ENQUEUED" and deadline is not None and loop.time() >= deadline:
+                await _cancel(client, handle.get_workflow_id())
+                log.warning(
+                    "tool %s, call %s: no tool worker took it within %g s; withdrawn from queue %s",
+                    ctx.tool_name,
+                    ctx.call_id,
+                    self.worker_wait,
+                    TOOLS_QUEUE,
+                )
+                raise ToolError(no_worker_text(self.worker_wait))
 
     async def _relay(self, client: DBOSClient, wf: str, ctx: ToolContext[Any]) -> None:
         """Progress and partial outputs in the order the worker wrote them, until the
@@ -222,6 +310,15 @@ def is_proxy(tool: Tool) -> bool:
     return isinstance(getattr(tool.executor, "__self__", None), _Proxy)
 
 
+async def _status(handle: WorkflowHandleAsync[dict[str, Any]]) -> str | None:
+    """The workflow's DBOS status (``ENQUEUED``, ``PENDING``...), None when it cannot be
+    read now (a database blip: the caller looks again)."""
+    try:
+        return str((await handle.get_status()).status)
+    except Exception:
+        return None
+
+
 async def _cancel(client: DBOSClient, wf: str) -> None:
     with contextlib.suppress(Exception):  # already finished, or the database is gone
         await client.cancel_workflow_async(wf)
@@ -246,13 +343,18 @@ same value from where the deployment is configured."""
 
 
 def use_tool_workers(
-    agent: Agent[Any, Any], database_url: str, *, all_tools: bool | None = None
+    agent: Agent[Any, Any],
+    database_url: str,
+    *,
+    all_tools: bool | None = None,
+    worker_wait: float | None = WORKER_WAIT_SECONDS,
 ) -> ToolWorkers:
     """Run the agent's ``on_workers`` tools (or all of them, with ``all_tools``; by default
     as ``$CALLWRIGHT_ALL_TOOLS_ON_WORKERS`` says) on workers. Call it in the web process
-    only: a worker runs the agent's own tools."""
+    only: a worker runs the agent's own tools. ``worker_wait``: seconds a call waits for
+    a worker to take it before it fails and is withdrawn (see ``ToolWorkers``)."""
     if all_tools is None:
         all_tools = os.environ.get(ALL_TOOLS_ENV, "").strip().lower() in ("1", "true", "yes")
-    workers = ToolWorkers(database_url, all_tools=all_tools)
+    workers = ToolWorkers(database_url, all_tools=all_tools, worker_wait=worker_wait)
     workers.apply(agent.toolbox)
     return workers

@@ -26,6 +26,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from .._errors import ConfigurationError
 from ..call import ToolError, ToolResult
 from ..context import ToolContext
 from ..tool import Executor, Tool
@@ -93,7 +94,9 @@ class MCPServer:
 
     def __post_init__(self) -> None:
         if (self.process is None) == (self.url is None):
-            raise ValueError("an MCPServer needs a command (MCPServer.stdio) or a URL (.http)")
+            raise ConfigurationError(
+                "an MCPServer needs a command (MCPServer.stdio) or a URL (.http)"
+            )
         self._connection = Connection(self.name, self._client, self._watch)
         limits = Sampling() if self.sampling is True else self.sampling or None
         self._calls = Calls(self.name, self.input_timeout, limits)

@@ -16,11 +16,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+from .._errors import ConfigurationError
 from ._client import MCPServer
 from ._sampling import Sampling
 
 
-class MCPConfigError(ValueError):
+class MCPConfigError(ConfigurationError):
     """The config file is not the ``{"mcpServers": {...}}`` shape."""
 
 

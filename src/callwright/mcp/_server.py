@@ -2,8 +2,9 @@
 
 ``agent_server(agent)`` is an MCP SDK low-level ``Server`` whose tools are the agent's
 tools that run on the server (not front-end or latent ones), plus, with
-``expose_agent``, one tool that runs the agent's loop on a prompt. Both are carried
-out the way a run carries a call out (``StepExecutor``: validation, the approval gate,
+``expose_agent``, one tool that runs the agent's loop on a prompt, described by
+``Agent.description`` (never by its instructions: the private system prompt). Both are
+carried out the way a run carries a call out (``StepExecutor``: validation, the approval gate,
 timeouts, progress), so an MCP client gets what a front end gets:
 
 * progress as MCP progress notifications (a counter, with the status text);
@@ -65,6 +66,17 @@ def _text(text: str, *, error: bool = False, structured: Any = None) -> types.Ca
         content=[types.TextContent(text=text)],
         structured_content=structured if isinstance(structured, dict) else None,
         is_error=error,
+    )
+
+
+def agent_description(agent: Agent[Any, Any], tool_name: str) -> str:
+    """What an MCP client is told the agent tool does: the agent's ``description``, else
+    a neutral line naming it. Never its instructions: they are its private system prompt."""
+    if agent.description:
+        return agent.description
+    return (
+        f"Ask the {agent.name or tool_name} agent: give it a prompt, "
+        "and it answers using its own tools."
     )
 
 
@@ -226,7 +238,7 @@ class AgentServer:
         self.server: Server[Any] = Server(
             self.name,
             version=_version(),
-            instructions=agent.instructions,
+            instructions=agent.description,  # never the system prompt
             on_list_tools=self.list_tools,
             on_call_tool=self.call_tool,
         )
@@ -251,9 +263,12 @@ class AgentServer:
         await self.agent.toolbox.ready()
         listed = [_describe(t) for t in self._served()]
         if self.agent_tool is not None:
-            about = self.agent.instructions or "Ask the agent: it answers using its own tools."
             listed.append(
-                types.Tool(name=self.agent_tool, description=about, input_schema=AGENT_TOOL_SCHEMA)
+                types.Tool(
+                    name=self.agent_tool,
+                    description=agent_description(self.agent, self.agent_tool),
+                    input_schema=AGENT_TOOL_SCHEMA,
+                )
             )
         return types.ListToolsResult(tools=listed)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 
+from .._errors import ConfigurationError
 from ._retry import RetryPolicy
 from .anthropic import AnthropicModel
 from .base import (
@@ -19,6 +20,7 @@ from .base import (
     FinishPart,
     Mode,
     Model,
+    ModelBase,
     ModelEvent,
     ModelRequest,
     ReasoningPart,
@@ -39,6 +41,7 @@ __all__ = [
     "LocalModel",
     "Mode",
     "Model",
+    "ModelBase",
     "ModelEvent",
     "ModelRequest",
     "OpenAIModel",
@@ -69,7 +72,7 @@ def resolve_model(spec: str | None) -> Model:
         return OpenAIModel(name or "gpt-4o-mini")
     if provider == "anthropic":
         return AnthropicModel(name or "claude-sonnet-4-5")
-    raise ValueError(
+    raise ConfigurationError(
         f"unknown model {spec!r}: use 'local', 'local:/path/model.gguf', "
         "'openai:<model>', 'anthropic:<model>', or a model object"
     )

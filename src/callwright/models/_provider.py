@@ -31,9 +31,10 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
+from .._errors import CallwrightError, MissingAPIKey
 from ..messages import FilePart
 from ._retry import RetryPolicy, retrying
-from .base import ErrorPart, Mode, ModelEvent, ModelRequest, ToolChoice
+from .base import ErrorPart, Mode, ModelBase, ModelEvent, ModelRequest, ToolChoice
 
 ClientT = TypeVar("ClientT")
 ItemT = TypeVar("ItemT")
@@ -59,7 +60,7 @@ class StreamDecoder(Protocol[ItemT_contra]):
         ...
 
 
-class UnsupportedFile(ValueError):
+class UnsupportedFile(CallwrightError, ValueError):
     """A file on a user message that this provider's API cannot take (its type, or a URL
     where only inline data is accepted)."""
 
@@ -111,7 +112,7 @@ class ToolDefinition:
         return cls(native["name"], native.get("description") or "", parameters)
 
 
-class ProviderModel(ABC, Generic[ClientT, ItemT]):
+class ProviderModel(ModelBase, ABC, Generic[ClientT, ItemT]):
     """A model served through a provider's SDK client; subclasses fill in the hooks."""
 
     provider: ClassVar[Provider]
@@ -183,13 +184,24 @@ class ProviderModel(ABC, Generic[ClientT, ItemT]):
             self._client = self._make_client(self._key(), self.base_url, self.timeout)
         return self._client
 
+    def unconfigured(self) -> str | None:
+        """A key is missing (none given, none in the environment, and no keyless server
+        at a base URL); the SDK's presence is checked when the adapter is made."""
+        if self._client is not None:
+            return None
+        try:
+            self._key()
+        except ValueError as exc:
+            return str(exc)
+        return None
+
     def _key(self) -> str:
         key = self._api_key or os.environ.get(self.provider.key_env)
         if key:
             return key
         if self.provider.keyless_with_base_url and self.base_url:
             return "not-needed"
-        raise ValueError(f"set {self.provider.key_env} or pass api_key=")
+        raise MissingAPIKey(self.provider.label, self.provider.key_env, type(self).__name__)
 
     def tool_params(self, request: ModelRequest) -> dict[str, Any]:
         """``tools`` and ``tool_choice`` for the request body; nothing when no tool is offered."""
@@ -206,7 +218,10 @@ class ProviderModel(ABC, Generic[ClientT, ItemT]):
     async def _attempt(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         try:
             client = self.client()
-        except Exception as exc:  # no key, or the SDK refuses its settings
+        except MissingAPIKey as exc:  # its message already says what to do
+            yield ErrorPart(str(exc), "configuration_error")
+            return
+        except Exception as exc:  # the SDK refuses its settings
             label = self.provider.label
             yield ErrorPart(f"cannot create the {label} client: {exc}", "configuration_error")
             return

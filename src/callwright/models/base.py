@@ -133,3 +133,23 @@ class Model(Protocol):
     modes: tuple[Mode, ...]
 
     def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]: ...
+
+
+class ModelBase:
+    """What callwright's adapters share beyond the ``Model`` protocol; a model of your own
+    need not derive from it (``unconfigured`` then takes it as configured)."""
+
+    def unconfigured(self) -> str | None:
+        """Why the model cannot be asked yet (a missing key, binding or model file), in a
+        short sentence with no secret, URL or path; None when it can. Makes no network
+        call: a readiness probe asks it every few seconds."""
+        return None
+
+
+def unconfigured(model: Model) -> str | None:
+    """``model.unconfigured()`` when the model has it, else None (a model of your own)."""
+    check = getattr(model, "unconfigured", None)
+    if not callable(check):
+        return None
+    reason = check()
+    return reason if isinstance(reason, str) else None

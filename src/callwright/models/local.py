@@ -61,6 +61,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+from .._errors import CallwrightError
 from ..messages import ToolResultMessage, UserMessage
 from ._local_stages import (
     ANSWER,
@@ -95,6 +96,7 @@ from .base import (
     ErrorPart,
     FinishPart,
     Mode,
+    ModelBase,
     ModelEvent,
     ModelRequest,
     TextPart,
@@ -113,7 +115,7 @@ INSTALL = (
 """The command that installs the embedded model's binding and file, for error messages."""
 
 
-class LocalModelUnavailable(RuntimeError):
+class LocalModelUnavailable(CallwrightError, RuntimeError):
     """The binding or the model file is missing; the message says what to install."""
 
 
@@ -193,7 +195,7 @@ class _Failed(Exception):
     """A generation reported an error; the message is the model's."""
 
 
-class LocalModel:
+class LocalModel(ModelBase):
     """An embedded GGUF model with grammar-constrained structured output.
 
     ``two_stage`` (the default) first chooses between answering and each tool,
@@ -251,6 +253,17 @@ class LocalModel:
     @property
     def path(self) -> Path:
         return self._path or default_model_path()
+
+    def unconfigured(self) -> str | None:
+        """The binding is not installed or the model file is missing (located, not loaded;
+        the file's path stays unsaid: a probe's answer must not map the server's disk)."""
+        if importlib.util.find_spec("xllamacpp") is None:
+            return "the embedded model needs xllamacpp: pip install 'callwright[local]'"
+        try:
+            path = self.path
+        except LocalModelUnavailable as exc:
+            return str(exc)
+        return None if path.is_file() else "the model file is missing"
 
     def server(self) -> Any:
         """The in-process llama.cpp server (started on first use)."""

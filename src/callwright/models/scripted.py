@@ -13,6 +13,7 @@ from .base import (
     ErrorPart,
     FinishPart,
     Mode,
+    ModelBase,
     ModelEvent,
     ModelRequest,
     ReasoningPart,
@@ -62,7 +63,7 @@ def think(text: str) -> ScriptedReasoning:
     return ScriptedReasoning(text)
 
 
-class ScriptedModel:
+class ScriptedModel(ModelBase):
     """Plays one turn of the script per model request.
 
     With a list, turn N answers request N; with a function, the turn is computed

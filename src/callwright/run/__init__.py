@@ -8,6 +8,7 @@ paused run picks up again.
 from ._types import (
     Limits,
     OutputSpec,
+    RunFailed,
     RunResult,
     RunSettings,
     StepInfo,
@@ -16,23 +17,27 @@ from ._types import (
     has_tool_call,
     step_count_is,
 )
-from .agent import Agent, Prompt
+from .agent import Agent, EventLoopRunning, Prompt
 from .loop import Lifecycle, Run, RunAlreadyStarted
+from .resume import UnknownDecision
 from .step import json_depth
 
 __all__ = [
     "Agent",
+    "EventLoopRunning",
     "Lifecycle",
     "Limits",
     "OutputSpec",
     "Prompt",
     "Run",
     "RunAlreadyStarted",
+    "RunFailed",
     "RunResult",
     "RunSettings",
     "StepInfo",
     "StepPlan",
     "StopCondition",
+    "UnknownDecision",
     "has_tool_call",
     "json_depth",
     "step_count_is",

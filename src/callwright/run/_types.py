@@ -10,6 +10,7 @@ from typing import Any, Generic
 from pydantic import TypeAdapter
 from typing_extensions import TypeVar
 
+from .._errors import CallwrightError
 from ..call import Call
 from ..events import PendingCall, RunError, RunStatus
 from ..execute import ExecutionPolicy
@@ -140,6 +141,29 @@ class RunResult(Generic[OutputT]):
     """Why a run stopped early (a limit, a loop)."""
     error: RunError | None = None
     """What ended a run with status ``error``."""
+
+
+class RunFailed(CallwrightError):
+    """A run ended with status ``error`` (the model or its provider failed, a toolset could
+    not be listed, a missing API key): ``Agent.run`` and ``run_sync`` raise it, as other
+    agent libraries raise on a failed run, rather than return a result to check.
+
+    It carries what the run got to: ``result`` (status ``error``), with the history so far
+    in ``messages`` and the ``usage`` spent. A paused, stopped or completed run is no
+    failure: ``run`` returns it.
+    """
+
+    def __init__(self, result: RunResult[Any]) -> None:
+        error = result.error or RunError("the run failed")
+        super().__init__(f"the run failed ({error.code}): {error.message}")
+        self.error = error
+        """What ended the run: the ``RunError`` event's ``message`` and ``code``."""
+        self.result = result
+        """The run's result, status ``error``."""
+        self.messages = result.messages
+        """The history up to the failure (pass it to a new run to try again)."""
+        self.usage = result.usage
+        """Tokens and requests spent before the failure."""
 
 
 def new_id(prefix: str) -> str:

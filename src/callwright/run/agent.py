@@ -14,6 +14,7 @@ from typing import Any, Generic, overload
 from pydantic import TypeAdapter
 
 from .._approvals import AgentApprovalPolicy, ThreadApprovals
+from .._errors import CallwrightError, ConfigurationError
 from ..call import Decision
 from ..context import DepsT
 from ..elicitation import InputAnswer
@@ -29,6 +30,7 @@ from ._types import (
     Limits,
     OutputSpec,
     OutputT,
+    RunFailed,
     RunResult,
     RunSettings,
     StepInfo,
@@ -40,6 +42,10 @@ from .loop import Run
 
 Prompt = str | Message | list[Message]
 """What a run starts from: a user's text, one message, or several."""
+
+
+class EventLoopRunning(CallwrightError, RuntimeError):
+    """``run_sync`` was called where an event loop already runs: await ``run`` there."""
 
 
 class Agent(Generic[DepsT, OutputT]):
@@ -69,17 +75,21 @@ class Agent(Generic[DepsT, OutputT]):
         cancel_grace: float = 5.0,
         max_delegate_depth: int = 3,
         name: str | None = None,
+        description: str | None = None,
         toolsets: Iterable[Toolset] = (),
         approval: AgentApprovalPolicy | None = None,
     ) -> None:
         """``max_steps`` is a shortcut for ``limits.max_steps`` and wins over it when both
         are given. ``deps_type`` only informs type checkers. ``name`` names the agent in
-        traces (``invoke_agent {name}``) and logs. ``toolsets`` are sources of tools listed
-        when a run starts (MCP servers, ``callwright.mcp.MCPServer``): close them with
-        ``async with agent`` or ``await agent.aclose()``. ``approval`` is the agent's
-        approval policy: it sees every call (front-end and MCP tools too) before the
-        tool's own ``requires_approval``, which decides where it returns
-        ``not-applicable`` (see ``ApprovalQuery``)."""
+        traces (``invoke_agent {name}``) and logs. ``description`` says what the agent
+        is for to those who call it as a tool (an MCP client of ``expose_agent``); the
+        ``instructions`` are its system prompt and are never shown to them. ``toolsets``
+        are sources of tools listed when a run starts (MCP servers,
+        ``callwright.mcp.MCPServer``): close them with ``async with agent`` or
+        ``await agent.aclose()``. ``approval`` is the agent's approval policy: it sees
+        every call (front-end and MCP tools too) before the tool's own
+        ``requires_approval``, which decides where it returns ``not-applicable`` (see
+        ``ApprovalQuery``)."""
         self.model = _resolve_model(model)
         self.toolbox = tools if isinstance(tools, Toolbox) else Toolbox(tools)
         for toolset in toolsets:
@@ -96,12 +106,15 @@ class Agent(Generic[DepsT, OutputT]):
         self.prepare_step = prepare_step
         self.on_step_finish = on_step_finish
         if mode is not None and mode not in self.model.modes:
-            raise ValueError(f"model {self.model.name} does not support {mode} mode")
+            raise ConfigurationError(f"model {self.model.name} does not support {mode} mode")
         self.mode: Mode = mode or self.model.modes[0]
         self.deps = deps
         self.cancel_grace = cancel_grace
         self.max_delegate_depth = max_delegate_depth
         self.name = name
+        self.description = description
+        """What the agent does, for callers that see it as one tool (MCP clients);
+        None: a neutral description naming the agent, never its instructions."""
         self.approval = approval
 
     @property
@@ -173,15 +186,17 @@ class Agent(Generic[DepsT, OutputT]):
 
         To resume a paused run, pass its ``messages`` and the ``decisions`` for its
         pending approvals and questions (keyed by call id: a ``Decision``, or an
-        ``InputAnswer`` for a call that asked a human). ``approval_ids`` makes the ids of
-        approval requests (e.g. signed ones, see ``callwright.store.ApprovalSigner``);
-        by default they are random. ``depth`` and ``name`` (the agent's name in traces,
-        default ``self.name``) are set by delegation. ``traceparent``: the W3C trace
-        context of the segment that paused (``PendingCall.traceparent``), so that a
-        resume in another process links to it when tracing is on. ``thread_approvals``:
-        the tools a human allowed for the rest of this thread; pass the same object to
-        each run of the thread (the run adds what a ``Decision(remember="thread")``
-        allows). None: a fresh one, for this run only.
+        ``InputAnswer`` for a call that asked a human); a decision for a call that is
+        not waiting raises ``UnknownDecision`` before anything runs. ``approval_ids``
+        makes the ids of approval requests (e.g. signed ones, see
+        ``callwright.store.ApprovalSigner``); by default they are random. ``depth`` and
+        ``name`` (the agent's name in traces, default ``self.name``) are set by
+        delegation. ``traceparent``: the W3C trace context of the segment that paused
+        (``PendingCall.traceparent``), so that a resume in another process links to it
+        when tracing is on. ``thread_approvals``: the tools a human allowed for the rest
+        of this thread; pass the same object to each run of the thread (the run adds
+        what a ``Decision.approve(remember="thread")`` allows). None: a fresh one, for
+        this run only.
         """
         history = list(messages)
         if prompt is not None:
@@ -220,7 +235,11 @@ class Agent(Generic[DepsT, OutputT]):
         thread_id: str | None = None,
         thread_approvals: ThreadApprovals | None = None,
     ) -> Run[DepsT, OutputT]:
-        """A run to iterate: ``async for event in agent.stream(...)``; ``run.result`` after."""
+        """A run to iterate: ``async for event in agent.stream(...)``; ``run.result`` after.
+
+        A failed run does not raise here: its last event is a ``RunError`` and
+        ``run.result.status == "error"``, with ``run.result.error`` saying why.
+        """
         return self.start(
             prompt,
             messages=messages,
@@ -244,7 +263,18 @@ class Agent(Generic[DepsT, OutputT]):
         thread_id: str | None = None,
         thread_approvals: ThreadApprovals | None = None,
     ) -> RunResult[OutputT]:
-        """Run to completion (or to a pause) and return the result."""
+        """Run to completion (or to a pause) and return the result.
+
+        A run that fails (status ``error``: the model's provider failed, no API key, a
+        toolset could not be listed) raises ``RunFailed``, which carries the error, the
+        messages so far, the usage and the result. A paused run (``status="paused"``,
+        waiting on ``pending`` approvals or front-end tools) and a stopped one (a limit)
+        are returned. Cancelling the task that awaits ``run`` raises
+        ``asyncio.CancelledError``, as any cancelled await does, and cancels the running
+        tools with it; to end a run early and keep its result (``status="cancelled"``,
+        the history so far), use ``agent.stream`` and ``Run.cancel()``, which lets the
+        tools see their cancel token and wind down within ``cancel_grace``.
+        """
         run = self.stream(
             prompt,
             messages=messages,
@@ -258,6 +288,8 @@ class Agent(Generic[DepsT, OutputT]):
         async for _ in run:
             pass
         assert run.result is not None
+        if run.result.status == "error":
+            raise RunFailed(run.result) from run.exception
         return run.result
 
     def run_sync(
@@ -274,15 +306,17 @@ class Agent(Generic[DepsT, OutputT]):
     ) -> RunResult[OutputT]:
         """``run`` for code without an event loop (scripts, the REPL).
 
-        Inside a running loop it raises at once, before anything starts: await
-        ``run`` there instead.
+        Raises ``RunFailed`` for a failed run, as ``run`` does. Inside a running loop it
+        raises ``EventLoopRunning`` at once, before anything starts: await ``run`` there.
         """
         try:
             asyncio.get_running_loop()
         except RuntimeError:
             pass
         else:
-            raise RuntimeError("run_sync cannot be called from a running event loop: await run()")
+            raise EventLoopRunning(
+                "run_sync cannot be called from a running event loop: await run()"
+            )
         return asyncio.run(
             self.run(
                 prompt,

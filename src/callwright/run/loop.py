@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic
 
 from .._approvals import ThreadApprovals
+from .._errors import CallwrightError
 from ..call import Call, CallState, Cancelled, Decision, ToolError
 from ..context import CancelToken, DepsT, RunScope
 from ..elicitation import InputAnswer
@@ -51,7 +52,7 @@ from ._types import OutputT, RunResult, RunSettings, StepInfo, new_id
 from .step import Composer, ModelTurn
 
 
-class RunAlreadyStarted(RuntimeError):
+class RunAlreadyStarted(CallwrightError, RuntimeError):
     """A run's events can be iterated once: start a new run to run again."""
 
 
@@ -75,7 +76,14 @@ class _Ending:
 
 class Run(Generic[DepsT, OutputT]):
     """One execution of an agent. Iterate ``events()`` once; steer or cancel meanwhile;
-    read ``result`` after the events end."""
+    read ``result`` after the events end.
+
+    Iterating never raises for a failed run: the failure is the last event (``RunError``)
+    and ``result.status`` is ``"error"``, with ``result.error`` saying why (and
+    ``exception`` holding the exception behind it, if one was). Check it after the loop,
+    or use ``Agent.run``, which raises ``RunFailed``. ``cancel()`` ends the run with
+    ``result.status == "cancelled"``: asked for, so no failure.
+    """
 
     def __init__(
         self,
@@ -98,6 +106,9 @@ class Run(Generic[DepsT, OutputT]):
         self.messages = messages
         self.decisions = decisions
         self.result: RunResult[OutputT] | None = None
+        self.exception: Exception | None = None
+        """The exception that ended the run with an error, where one did (a provider
+        SDK's, a bug's); None otherwise."""
         self.lifecycle = Lifecycle.NEW
         self._state_given = state is not None
         self._new_from = new_from
@@ -181,6 +192,9 @@ class Run(Generic[DepsT, OutputT]):
         self._follow_ups.extend(as_messages(message))
 
     def cancel(self, reason: str = "cancelled") -> None:
+        """Stop the run: running tools see their cancel token (and are stopped after the
+        agent's ``cancel_grace``), and the run ends with ``result.status == "cancelled"``
+        and its history so far. Asked for, so not a failure: nothing raises."""
         self.scope.cancel.cancel(reason)
 
     # --- the loop ----------------------------------------------------------------------
@@ -219,7 +233,9 @@ class Run(Generic[DepsT, OutputT]):
                 yield event
         except (ToolsetUnavailable, ToolConflict) as exc:
             end.status, end.error = "error", RunError(str(exc), exc.code)
+            self.exception = exc
         except Exception as exc:  # a bug or a provider failure ends the run with an error event
+            self.exception = exc
             end.status = "error"
             end.error = RunError(f"{type(exc).__name__}: {exc}", "internal_error")
         except (GeneratorExit, asyncio.CancelledError):

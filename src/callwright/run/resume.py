@@ -7,6 +7,7 @@ import json
 from collections.abc import Mapping
 
 from .. import acts
+from .._errors import CallwrightError
 from ..call import (
     ArgumentBuffer,
     Call,
@@ -22,6 +23,19 @@ from ..events import StateDelta
 from ..messages import AssistantMessage, Message, ToolResultMessage
 from ..state import RunState
 from ..toolbox import Toolbox
+
+
+class UnknownDecision(CallwrightError, ValueError):
+    """A decision (or an input answer) names a call that is not waiting for one."""
+
+    def __init__(self, call_ids: list[str]) -> None:
+        super().__init__(
+            f"decisions for calls that are not waiting: {', '.join(call_ids)}. Key each "
+            "decision by the call_id of one of the paused result's pending calls "
+            "(result.pending), and pass that result's messages as messages="
+        )
+        self.call_ids = call_ids
+        """The ids that answer nothing."""
 
 
 def last_assistant_index(messages: list[Message]) -> int:
@@ -48,10 +62,7 @@ def check_decisions(
         open_ids = {p.id for p in message.tool_calls if p.id not in answered}
     unknown = sorted(set(decisions) - open_ids)
     if unknown:
-        raise ValueError(
-            f"decisions for calls that are not waiting: {', '.join(unknown)} "
-            "(a decision answers a call of the last assistant message without a result)"
-        )
+        raise UnknownDecision(unknown)
 
 
 def open_calls(messages: list[Message], toolbox: Toolbox) -> list[Call]:

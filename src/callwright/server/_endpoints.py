@@ -18,8 +18,9 @@ from dataclasses import KW_ONLY, dataclass, field
 from typing import TYPE_CHECKING, Any, Generic
 
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, Response
 
+from .._errors import warn_deprecated
 from ..context import DepsT
 from ..playground import PAGE, SCRIPT, asset
 from ..run import Agent
@@ -28,6 +29,7 @@ from ..wire import ApprovalLedger, MemoryApprovalLedger, RunInput, WireError, ag
 from ..wire._base import SSEEncoder
 from ..wire._common import OwnedLedger, client_id
 from ._body import ServerLimits, read_json
+from ._health import Readiness
 from ._responses import RunStream, refusal, replay_response
 from ._security import (
     AGUIEncoder,
@@ -50,6 +52,8 @@ DepsFactory = Callable[[Request, "str | None"], "DepsT | Awaitable[DepsT]"]
 # The page and its bundle change with each release; a stale cached copy would speak to a
 # newer server.
 NO_CACHE = {"cache-control": "no-cache"}
+# A probe's answer is about this moment only.
+NO_STORE = {"cache-control": "no-store"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,8 +67,9 @@ class Endpoints(Generic[DepsT]):
     """callwright's HTTP endpoints for one agent, to mount in any Starlette/FastAPI app.
 
     ``create_app`` mounts them at ``POST /agui``, ``POST /api/chat``,
-    ``GET /api/chat/{chat_id}/stream``, ``GET /runs/{run_id}/events``, ``GET /`` and
-    ``GET /playground.js`` (and ``OPTIONS`` for CORS preflights). In your own app,
+    ``GET /api/chat/{chat_id}/stream``, ``GET /runs/{run_id}/events``, ``GET /``,
+    ``GET /playground.js`` (and ``OPTIONS`` for CORS preflights), and the probes
+    ``GET /healthz`` and ``GET /readyz``. In your own app,
     either give them your ``authenticate`` and ``deps_factory`` hooks, or call them from
     your routes after your own authentication::
 
@@ -127,6 +132,7 @@ class Endpoints(Generic[DepsT]):
     journal on the same database. The lifespan launches and closes it."""
     _gate: Gate = field(init=False, repr=False)
     _threads: RunningThreads = field(init=False, repr=False)
+    _readiness: Readiness = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.journal is not None and self.signer is not None:
@@ -137,6 +143,7 @@ class Endpoints(Generic[DepsT]):
             raise ValueError(f"ai_sdk_version must be one of {aisdk.SUPPORTED_VERSIONS}")
         self._gate = Gate.of(self.allowed_origins, self.allowed_hosts)
         self._threads = RunningThreads()
+        self._readiness = Readiness(self.agent, self.journal, self.durable)
 
     async def handle_agui(
         self, request: Request, *, deps: DepsT | None = None, principal: str | None = None
@@ -156,7 +163,7 @@ class Endpoints(Generic[DepsT]):
         except WireError as exc:
             return self._refuse(request, exc)
 
-    async def handle_chat(
+    async def handle_ai_sdk(
         self, request: Request, *, deps: DepsT | None = None, principal: str | None = None
     ) -> Response:
         """``POST`` an AI SDK ``useChat`` body: the run's UI message stream.
@@ -201,7 +208,21 @@ class Endpoints(Generic[DepsT]):
         headers = {**agui.AGUIEncoder.headers, **self._headers(request)}
         return await replay_response(self.journal, segment, after, principal or "", headers)
 
+    async def handle_chat(
+        self, request: Request, *, deps: DepsT | None = None, principal: str | None = None
+    ) -> Response:
+        """Deprecated: ``handle_ai_sdk``."""
+        warn_deprecated("Endpoints.handle_chat", "Endpoints.handle_ai_sdk")
+        return await self.handle_ai_sdk(request, deps=deps, principal=principal)
+
     async def handle_chat_resume(
+        self, request: Request, *, chat_id: str | None = None, principal: str | None = None
+    ) -> Response:
+        """Deprecated: ``handle_ai_sdk_resume``."""
+        warn_deprecated("Endpoints.handle_chat_resume", "Endpoints.handle_ai_sdk_resume")
+        return await self.handle_ai_sdk_resume(request, chat_id=chat_id, principal=principal)
+
+    async def handle_ai_sdk_resume(
         self, request: Request, *, chat_id: str | None = None, principal: str | None = None
     ) -> Response:
         """``GET /api/chat/{chat_id}/stream``: the AI SDK's resume request (``resumeStream()``,
@@ -239,6 +260,37 @@ class Endpoints(Generic[DepsT]):
             return self._refuse(request, refused)
         headers = {**NO_CACHE, "x-content-type-options": "nosniff"}
         return Response(asset(SCRIPT), media_type="text/javascript", headers=headers)
+
+    async def handle_health(self, request: Request) -> Response:
+        """``GET /healthz``: 200 ``{"status": "ok"}`` while the process and its event loop
+        answer (liveness). No I/O. Public, like ``handle_ready`` (see there for the
+        ``Host`` rule)."""
+        refused = self._gate.probe_refusal(request)
+        if refused is not None:
+            return self._refuse(request, refused)
+        return JSONResponse({"status": "ok"}, headers={**NO_STORE, **self._headers(request)})
+
+    async def handle_ready(self, request: Request) -> Response:
+        """``GET /readyz``: 200 ``{"status": "ready", "checks": {...}}`` when the journal's
+        database answers (within ``READY_TIMEOUT_SECONDS``), the model is configured and,
+        with ``durable``, DBOS runs; else 503 ``{"status": "unavailable", "checks": ...}``.
+        Each check is ``"ok"`` or a short reason.
+
+        Outside ``authenticate``: a load balancer or an orchestrator cannot usually send a
+        token, and the answer gives an attacker nothing to use: fixed check names and
+        fixed reasons (an error's type, never its text), no URL, path, secret, version
+        or count. That the database is down is what failing requests show anyway. The
+        ``Host`` rule holds as for every handler (a DNS-rebinding name gets 400), except
+        that a ``Host`` that is an IP address is accepted: probes address a replica by
+        its IP, and rebinding needs a name."""
+        refused = self._gate.probe_refusal(request)
+        if refused is not None:
+            return self._refuse(request, refused)
+        checks = await self._readiness.checks()
+        ready = all(value == "ok" for value in checks.values())
+        body = {"status": "ready" if ready else "unavailable", "checks": checks}
+        headers = {**NO_STORE, **self._headers(request)}
+        return JSONResponse(body, status_code=200 if ready else 503, headers=headers)
 
     async def handle_preflight(self, request: Request) -> Response:
         """``OPTIONS``: a CORS preflight, 204 for an allowed origin (403 otherwise). Route it

@@ -109,10 +109,7 @@ class Gate:
     def refusal(self, request: Request, *, body: bool) -> WireError | None:
         """Why the request is refused before authentication, or None."""
         if not self.host_allowed(request):
-            return WireError(
-                "the Host header names a host this server does not serve (allowed_hosts)",
-                "invalid_host",
-            )
+            return _invalid_host()
         origin = request.headers.get("origin")
         if origin is not None and not self.origin_allowed(request, origin):
             return WireError(
@@ -123,6 +120,16 @@ class Gate:
         if body:
             return _content_type_refusal(request, origin)
         return None
+
+    def probe_refusal(self, request: Request) -> WireError | None:
+        """Why a health probe (``/healthz``, ``/readyz``) is refused, or None: the Host rule,
+        except that a Host that is an IP address (any port) is accepted. Load balancers
+        and orchestrators probe a replica by its address, which no ``allowed_hosts`` list
+        can know in advance; and DNS rebinding needs a name that resolves to the
+        victim, so an address is never one. A rebinding name still gets 400."""
+        if self.host_allowed(request) or _is_address(request.headers.get("host", "")):
+            return None
+        return _invalid_host()
 
     def host_allowed(self, request: Request) -> bool:
         if self.allowed_hosts is None and not _on_loopback(request):
@@ -182,6 +189,25 @@ class Gate:
         if asked and _HEADER_LIST.fullmatch(asked):
             headers["access-control-allow-headers"] = asked
         return Response(status_code=204, headers=headers)
+
+
+def _invalid_host() -> WireError:
+    return WireError(
+        "the Host header names a host this server does not serve (allowed_hosts)",
+        "invalid_host",
+    )
+
+
+def _is_address(host: str) -> bool:
+    """Whether a ``Host`` header names an IP address (``10.0.0.5:8000``, ``[::1]``)."""
+    if _HOST.fullmatch(host) is None:
+        return False
+    try:
+        name = urlsplit(f"//{host}").hostname or ""
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
 
 
 def _content_type_refusal(request: Request, origin: str | None) -> WireError | None:

@@ -218,6 +218,13 @@ class SQLJournal(JournalReads, TakeOver):
             self._mark_renewed()
         self.sweep()
 
+    def ping(self) -> None:
+        """One read of a journal table; a closed journal fails (its reads would open a new
+        connection to a Postgres database, and a closed journal is not one to serve)."""
+        if self._closed:
+            raise RuntimeError("the journal is closed")
+        super().ping()
+
     def close(self) -> None:
         """Finish queued writes, give up this process's lease, close the connections."""
         if self._closed:

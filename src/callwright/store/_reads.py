@@ -51,6 +51,11 @@ class JournalReads:
         with self._read_lock:
             self._reader.close()
 
+    def ping(self) -> None:
+        """One read of a journal table on the read connection (opened again if lost): the
+        database answers and the journal's tables are there."""
+        self._read("SELECT 1 FROM owners LIMIT 1", ())
+
     def with_open_calls(self, request_ids: list[str]) -> set[str]:
         """Asked ``_AT_ONCE`` requests at a time (the last one repeated to fill a query):
         one statement, prepared once, whatever the number of requests."""

@@ -46,6 +46,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeVar
 
+from .._errors import CallwrightError
 from ..call import Decision
 from ..elicitation import InputAction, InputAnswer, InputRequest
 from ..messages import Message
@@ -65,7 +66,7 @@ def digest(value: Any) -> str:
     return hashlib.sha256(canonical_json(value).encode()).hexdigest()
 
 
-class Rejected(Exception):
+class Rejected(CallwrightError):
     """A request the journal refuses; nothing was written. Carries an HTTP status and a code."""
 
     def __init__(self, message: str, code: str, status: int = 409) -> None:
@@ -75,7 +76,7 @@ class Rejected(Exception):
         self.status = status
 
 
-class JournalUnavailable(Exception):
+class JournalUnavailable(CallwrightError):
     """The journal could not write what a run needs (a full or read-only disk, a lock
     held too long): the run stops with this message instead of going on unrecorded."""
 
@@ -330,6 +331,12 @@ class Journal(Protocol):
 
     def group(self) -> AbstractContextManager[None]:
         """The calls made inside succeed or fail together (one call, as ``batch`` sees it)."""
+        ...
+
+    def ping(self) -> None:
+        """Raise if the database does not answer one trivial read of the journal's tables
+        (what a readiness probe asks). It blocks like any read: call it off the loop, and
+        bound the wait there."""
         ...
 
     def submit(self, fn: Callable[..., T], /, *args: Any) -> asyncio.Future[T] | None:

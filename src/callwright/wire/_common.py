@@ -32,6 +32,7 @@ from typing import Any, Protocol
 
 import pydantic_core
 
+from .._errors import CallwrightError
 from ..call import Decision, strip_meta
 from ..elicitation import InputAnswer, InputRequest
 from ..messages import AssistantMessage, Message, ToolCallPart
@@ -48,7 +49,7 @@ def to_json(value: Any) -> bytes:
 quote: Callable[[str], str] = json.encoder.encode_basestring
 
 
-class WireError(Exception):
+class WireError(CallwrightError):
     """A request the server refuses: an HTTP status, a stable code and a message.
 
     Never carries a stack trace; the server turns it into
