@@ -5,7 +5,9 @@ that installs it."""
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import sys
+from importlib.machinery import ModuleSpec
 from pathlib import Path
 
 import callwright_smollm2
@@ -97,3 +99,22 @@ def test_a_model_file_path_needs_no_model_package(
     model = resolve_model(f"local:{tmp_path / 'mine.gguf'}")
     assert isinstance(model, LocalModel) and model.name == "local:mine"
     assert model.path == tmp_path / "mine.gguf"
+
+
+def test_readiness_names_the_fix_for_a_missing_binding_or_model(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    real = importlib.util.find_spec
+
+    def without_binding(name: str, package: str | None = None) -> ModuleSpec | None:
+        return None if name == "xllamacpp" else real(name, package)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(importlib.util, "find_spec", without_binding)
+        reason = LocalModel().unconfigured()
+    assert reason is not None and "xllamacpp" in reason
+    assert all(fix in reason for fix in FIXES), reason
+    monkeypatch.setitem(sys.modules, "callwright_smollm2", None)
+    reason = LocalModel().unconfigured()
+    assert reason is not None and all(fix in reason for fix in FIXES), reason
+    assert "/" not in reason.replace("local:/path/model.gguf", "")  # no path of the server's

