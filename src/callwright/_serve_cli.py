@@ -118,9 +118,9 @@ def _journal_lines(opened: OpenJournal) -> list[str]:
     ]
     if opened.worker_tools:
         names = ", ".join(opened.worker_tools)
-        lines.append(f"tool workers: {names} run on callwright worker processes")
+        lines.append(f"on tool workers (callwright worker): {names}")
     else:
-        lines.append("tool workers: none (no tool is marked on_workers)")
+        lines.append("on tool workers: no tool (none is marked on_workers)")
     return lines
 
 
