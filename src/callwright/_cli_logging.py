@@ -28,7 +28,8 @@ TEXT_FORMAT = "%(asctime)s %(levelname)-7s %(name)s: %(message)s"
 
 class JsonFormatter(logging.Formatter):
     """One JSON object per record: ``time`` (UTC, ISO 8601), ``level``, ``logger``,
-    ``message``, the record's ``extra=`` fields, and ``exception`` when it has one."""
+    ``message``, ``pid`` (``serve --processes N`` logs from N), the record's ``extra=``
+    fields, and ``exception`` when it has one."""
 
     def format(self, record: logging.LogRecord) -> str:
         line: dict[str, Any] = {
@@ -36,6 +37,7 @@ class JsonFormatter(logging.Formatter):
             "level": record.levelname.lower(),
             "logger": record.name,
             "message": record.getMessage(),
+            "pid": record.process,
         }
         for key, value in vars(record).items():
             if key not in _STANDARD and not key.startswith("_") and key not in line:
