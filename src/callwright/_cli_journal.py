@@ -106,9 +106,11 @@ class OpenJournal:
     target: JournalTarget | None
     """None: no journal (runs live in memory)."""
     journal: Any = None
+    """The opened ``SQLiteJournal`` or ``PostgresJournal``."""
     durable: Any = None
     """The DBOS runtime of a Postgres journal (``DurableRuntime``)."""
     executor_id: str | None = None
+    """This process's DBOS executor id and journal owner id (Postgres only)."""
     worker_tools: list[str] = field(default_factory=list)
     """The tools that run on ``callwright worker`` processes (Postgres only)."""
 

@@ -35,8 +35,11 @@ class Served:
     """The app ``serve`` runs, and what it was built from."""
 
     app: Any
+    """The ASGI app ``create_app`` made (and ``mount_mcp`` extended)."""
     agent: Agent
+    """The agent it serves (tools marked ``on_workers`` already proxied)."""
     journal: OpenJournal
+    """The journal it was given, and what the banner says about it."""
 
 
 def serve(args: argparse.Namespace) -> int:
