@@ -1,7 +1,6 @@
 """``callwright serve`` with a journal: a clear one-line error for an unusable
 ``--journal``, ``--processes`` needing ``--journal``, ``--retention-days`` reaching the
-journal, and the journal's forms (a path, ``sqlite:///``; ``--db`` and ``--workers``
-still working, with a warning)."""
+journal, each process building the same app."""
 
 from __future__ import annotations
 
