@@ -102,19 +102,28 @@ def _banner(args: argparse.Namespace, served: Served, token: str | None, generat
             f"  [yellow]anyone who can reach {host}:{args.port} can run the agent's tools: "
             "use --token[/yellow]"
         )
-    for line in _journal_lines(served.journal):
+    for line in _journal_lines(served.journal, served.agent):
         _print(f"  {line}")
     count = args.processes
     again = " (uvicorn restarts one that dies)" if count > 1 else ""
     _print(f"  web processes: {count}{again}")
 
 
-def _journal_lines(opened: OpenJournal) -> list[str]:
+def _journal_lines(opened: OpenJournal, agent: Agent) -> list[str]:
     target = opened.target
-    if target is None:
-        return ["run journal: none (runs live in memory: a restart forgets paused runs)"]
-    if target.kind == "sqlite":
-        return [f"run journal: {target.shown} (paused runs survive a restart)"]
+    if target is None or target.kind == "sqlite":
+        lines = [
+            f"run journal: {target.shown} (paused runs survive a restart)"
+            if target is not None
+            else "run journal: none (runs live in memory: a restart forgets paused runs)"
+        ]
+        marked = [t.name for t in agent.toolbox if t.on_workers]
+        if marked:
+            lines.append(
+                f"tools marked on_workers run in this process ({', '.join(marked)}): "
+                "tool workers need a postgresql:// journal"
+            )
+        return lines
     lines = [
         f"run journal: {target.shown}, with DBOS workflows (executor id "
         f"{opened.executor_id}; a dead replica's runs continue on another)"
