@@ -48,8 +48,13 @@ class JsonFormatter(logging.Formatter):
 
 
 def logging_config(level: str = "info", fmt: str = "text") -> dict[str, Any]:
-    """The ``dictConfig`` dictionary: every logger (root, uvicorn's) to one stderr handler."""
+    """The ``dictConfig`` dictionary: every logger (root, uvicorn's) to one stderr handler.
+
+    ``level`` is callwright's and uvicorn's; other libraries show warnings and errors
+    only (an HTTP client's INFO line per model request is noise), all of it at ``debug``.
+    """
     shown = level.upper()
+    others = shown if shown in ("DEBUG", "ERROR") else "WARNING"
     formatters: dict[str, Any] = {
         "text": {"format": TEXT_FORMAT},
         "json": {"()": f"{__name__}.JsonFormatter"},
@@ -66,8 +71,9 @@ def logging_config(level: str = "info", fmt: str = "text") -> dict[str, Any]:
                 "stream": "ext://sys.stderr",
             }
         },
-        "root": {"handlers": ["stderr"], "level": shown},
+        "root": {"handlers": ["stderr"], "level": others},
         "loggers": {
+            "callwright": {"level": shown},
             "uvicorn": uvicorn,
             "uvicorn.error": {"level": shown},
             "uvicorn.access": uvicorn,
