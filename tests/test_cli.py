@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import socket
 import subprocess
@@ -320,3 +321,33 @@ def test_the_old_option_names_still_work_with_one_warning_each(
     args = parser().parse_args(["serve", "--journal", "runs.db", "--processes", "2"])
     assert (args.journal, args.processes) == ("runs.db", 2)
     assert capsys.readouterr().err == ""
+
+
+def test_the_journal_defaults_to_callwright_journal(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CALLWRIGHT_JOURNAL", "postgresql://db.internal/app")
+    assert parser().parse_args(["serve"]).journal == "postgresql://db.internal/app"
+    assert parser().parse_args(["worker"]).journal == "postgresql://db.internal/app"
+    assert parser().parse_args(["serve", "--journal", "runs.db"]).journal == "runs.db"
+
+
+def test_a_json_log_line_carries_the_records_fields_and_its_exception() -> None:
+    from callwright._cli_logging import JsonFormatter
+
+    try:
+        raise ValueError("bad value")
+    except ValueError:
+        record = logging.getLogger("callwright.call").makeRecord(
+            "callwright.call", logging.WARNING, __file__, 1, "call %s failed", ("c1",),
+            sys.exc_info(), extra={"call_id": "c1", "tool_name": "ping", "duration_ms": 1.5},
+        )  # fmt: skip
+    line = json.loads(JsonFormatter().format(record))
+    assert {k: line[k] for k in ("level", "logger", "message", "call_id", "tool_name")} == {
+        "level": "warning",
+        "logger": "callwright.call",
+        "message": "call c1 failed",
+        "call_id": "c1",
+        "tool_name": "ping",
+    }
+    assert line["duration_ms"] == 1.5 and line["pid"] == os.getpid()
+    assert line["exception"].endswith("ValueError: bad value")
+    assert "args" not in line and "exc_info" not in line and "msg" not in line
