@@ -122,6 +122,7 @@ def open_for_serve(
     retention_days: float | None,
     executor_id: str | None,
     keep_workflows: float,
+    worker_wait: float | None = 60.0,
 ) -> OpenJournal:
     """The journal ``--journal`` names; with Postgres, the durable runtime that shares its
     database (the executor id is the journal's owner id) and the agent's tools marked
@@ -151,7 +152,7 @@ def open_for_serve(
             f"--journal {target.shown}: cannot open the run journal ({why})"
         ) from None
     before = {t.name: t for t in agent.toolbox}
-    use_tool_workers(agent, target.location)
+    use_tool_workers(agent, target.location, worker_wait=worker_wait)
     moved = [t.name for t in agent.toolbox if before.get(t.name) is not t]
     runtime = DurableRuntime(
         agent, journal, target.location, executor, keep_workflows=keep_workflows

@@ -200,6 +200,15 @@ def journal_options(s: argparse.ArgumentParser) -> None:
         "tool workers) after this long (default: an hour)",
     )
     s.add_argument(
+        "--worker-wait",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="with a postgresql:// journal: how long a call waits for a tool worker to take it "
+        "before it fails with an error the model sees and is withdrawn (the client is told "
+        "after 3 s; default: 60)",
+    )
+    s.add_argument(
         "--processes",
         type=int,
         default=1,

@@ -168,6 +168,7 @@ def build_app(args: argparse.Namespace, token: str | None) -> Served:
         retention_days=args.retention_days,
         executor_id=args.executor_id,
         keep_workflows=args.keep_workflows,
+        worker_wait=args.worker_wait,
     )
     authenticate = _bearer(token) if token is not None else None
     app = create_app(
