@@ -1,6 +1,6 @@
 """Kill cycles on a multi-replica deployment: runs lost, tools run twice, time to move again.
 
-Three ``callwright serve --database`` replicas share one Postgres. Each cycle starts
+Three ``callwright serve --journal postgresql://…`` replicas share one Postgres. Each cycle starts
 runs on one replica (slow non-idempotent and idempotent tools, streaming text),
 SIGKILLs it while its tools run, and follows every run through another replica's
 ``GET /runs/{id}/events`` until it ends. It reports, over all cycles: runs that

@@ -2,7 +2,7 @@
 approve, and check that every run completes with its tool run exactly once.
 
 ``python bench/kill_restart.py [--cycles 100] [--runs 3]`` (figures go to
-RELIABILITY.md). ``--workers 2`` serves with ``callwright serve --workers 2`` on one
+RELIABILITY.md). ``--workers 2`` serves with ``callwright serve --processes 2`` on one
 journal and, each cycle, kills the worker that holds a running tool while the other
 keeps serving: the paused runs are approved at once (on whichever worker answers),
 the killed worker's run is settled as interrupted, and uvicorn starts a new worker.
@@ -39,7 +39,7 @@ def free_port() -> int:
 
 class ServerProcess:
     """The kill app as a process: ``bench/_kill_app.py`` alone, or ``callwright serve
-    --workers N`` serving its agent (a uvicorn supervisor and N worker processes)."""
+    --processes N`` serving its agent (a uvicorn supervisor and N worker processes)."""
 
     def __init__(self, db: str, log: str, workers: int = 1) -> None:
         self.db, self.log, self.workers = db, log, workers
@@ -55,7 +55,7 @@ class ServerProcess:
             ]  # fmt: skip
         return [
             sys.executable, "-m", "callwright.cli", "serve", "--agent",
-            f"{APP}:make_agent", "--db", self.db, "--workers", str(self.workers),
+            f"{APP}:make_agent", "--journal", self.db, "--processes", str(self.workers),
             "--port", str(self.port), "--log-level", "warning",
         ]  # fmt: skip
 

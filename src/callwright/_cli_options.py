@@ -1,9 +1,83 @@
-"""The command line's options, shared by its subcommands (``cli.parser`` assembles them)."""
+"""The command line's options, shared by its subcommands (``cli.parser`` assembles them).
+
+One vocabulary: ``--journal`` names the run journal wherever it is asked for, and
+``--processes`` counts web processes (``callwright worker`` runs tools). The older names
+(``--db``, ``--database``, ``--workers``) still work, with one warning line each.
+"""
 
 from __future__ import annotations
 
 import argparse
 import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+JOURNAL_ENV = "CALLWRIGHT_JOURNAL"
+"""The default of ``--journal`` for ``serve`` and ``worker``."""
+DEBUG_ENV = "CALLWRIGHT_DEBUG"
+"""Set to 1: an error shows its traceback (as ``--debug`` does)."""
+LOG_LEVELS = ("debug", "info", "warning", "error")
+
+
+class UsageError(Exception):
+    """Options that cannot work together: one line, exit code 2 (as argparse's own)."""
+
+
+class _Deprecated(argparse.Action):
+    """An older name of an option: stores into the new one's ``dest`` and says once, on
+    stderr, which name to use instead."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, instead: str, **kw: Any):
+        super().__init__(option_strings, dest, **kw)
+        self.instead = instead
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        print(
+            f"callwright: warning: {option_string} is deprecated, use {self.instead}",
+            file=sys.stderr,
+        )
+        setattr(namespace, self.dest, values)
+
+
+def deprecated(p: argparse.ArgumentParser, old: str, new: str, dest: str, **kw: Any) -> None:
+    """``old`` as a hidden alias of ``new`` (kept so that scripts written with it work)."""
+    p.add_argument(old, dest=dest, action=_Deprecated, instead=new, help=argparse.SUPPRESS, **kw)
+
+
+def debug_option(p: argparse.ArgumentParser, *, top: bool = False) -> None:
+    """``--debug`` on the top parser and on each subcommand (``callwright serve --debug``
+    and ``callwright --debug serve`` both work: a subcommand's default leaves it alone)."""
+    p.add_argument(
+        "--debug",
+        action="store_true",
+        default=os.environ.get(DEBUG_ENV, "") not in ("", "0") if top else argparse.SUPPRESS,
+        help=f"show the traceback of an error (for bug reports; also ${DEBUG_ENV}=1)",
+    )
+
+
+def log_options(p: argparse.ArgumentParser) -> None:
+    """``--log-level`` and ``--log-format``, for the commands that log (``_cli_logging``)."""
+    p.add_argument(
+        "--log-level",
+        default="info",
+        choices=LOG_LEVELS,
+        type=str.lower,
+        help="the least severe log lines shown, callwright's and the server's (default: info)",
+    )
+    p.add_argument(
+        "--log-format",
+        default="text",
+        choices=("text", "json"),
+        help="text, or json: one JSON object per line (time, level, logger, message and the "
+        "line's fields: run_id, thread_id, call_id, tool_name, status, duration_ms ...)",
+    )
 
 
 def model_options(p: argparse.ArgumentParser) -> None:
@@ -98,46 +172,57 @@ def otel_option(s: argparse.ArgumentParser) -> None:
 
 
 def journal_options(s: argparse.ArgumentParser) -> None:
-    """``serve``'s run journal and worker processes."""
+    """``serve``'s run journal and web processes."""
     s.add_argument(
-        "--db",
-        default=None,
-        help="a SQLite file for the run journal (history, pending approvals, events)",
+        "--journal",
+        default=os.environ.get(JOURNAL_ENV) or None,
+        metavar="PATH_OR_URL",
+        help="the run journal (history, pending approvals, event logs): a SQLite file "
+        "(runs.db or sqlite:///runs.db), or postgresql://… shared by replicas and tool "
+        "workers, with DBOS workflows (a dead replica's runs continue on another; see "
+        f"DEPLOY.md). Default: ${JOURNAL_ENV}, else none (runs live in memory)",
     )
-    s.add_argument(
-        "--database",
-        default=None,
-        metavar="URL",
-        help="postgresql://… : the run journal and DBOS workflows on a Postgres shared by "
-        "replicas and tool workers (a dead replica's runs continue on another); see DEPLOY.md",
-    )
+    deprecated(s, "--db", "--journal", "journal")
+    deprecated(s, "--database", "--journal", "journal")
     s.add_argument(
         "--executor-id",
         default=None,
         metavar="ID",
-        help="with --database: this process's stable executor id (restarted with the same id, "
-        "it continues its own runs at once); default: a new one per process",
+        help="with a postgresql:// journal: this process's stable executor id (restarted "
+        "with the same id, it continues its own runs at once); default: a new one per process",
     )
     s.add_argument(
         "--keep-workflows",
         type=float,
         default=3600.0,
         metavar="SECONDS",
-        help="with --database: delete ended DBOS workflows (requests, calls on workers) after "
-        "this long (default: an hour)",
+        help="with a postgresql:// journal: delete ended DBOS workflows (requests, calls on "
+        "tool workers) after this long (default: an hour)",
     )
     s.add_argument(
-        "--workers",
+        "--worker-wait",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="with a postgresql:// journal: how long a call waits for a tool worker to take it "
+        "before it fails with an error the model sees and is withdrawn (the client is told "
+        "after 3 s; default: 60)",
+    )
+    s.add_argument(
+        "--processes",
         type=int,
         default=1,
-        help="worker processes (needs --db: they share the journal; each owns the runs it "
-        "started, and a killed one's runs are settled by the others)",
+        metavar="N",
+        help="web processes on one host (needs --journal: they share it; each owns the runs "
+        "it started, and a killed one's runs are settled by the others). Tools marked "
+        "on_workers run in callwright worker processes instead",
     )
+    deprecated(s, "--workers", "--processes", "processes", type=int)
     s.add_argument(
         "--retention-days",
         type=float,
         default=None,
         metavar="DAYS",
-        help="with --db: delete the event logs (stream replay) of runs finished longer ago "
-        "(default: keep them)",
+        help="with --journal: delete the event logs (stream replay) of runs finished longer "
+        "ago (default: keep them)",
     )

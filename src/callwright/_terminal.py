@@ -180,7 +180,8 @@ class TerminalRun:
                 approvals.append(event)
             elif isinstance(event, RunError):
                 self.bars.close()
-                console.print(f"[red]error ({event.code}): {escape(event.message)}[/red]")
+                message = " ".join(event.message.split())  # one line, however it was raised
+                console.print(f"[red]error ({event.code}): {escape(message)}[/red]")
                 return approvals, True
             elif isinstance(event, RunFinished) and event.status not in ("completed", "paused"):
                 console.print(f"[yellow]run {event.status}: {escape(event.reason or '')}[/yellow]")

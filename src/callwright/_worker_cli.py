@@ -1,8 +1,9 @@
 """``callwright worker``: a process that runs the tools marked ``on_workers`` for the
-replicas of ``serve --database`` (``callwright.durable._workers``).
+replicas of ``serve --journal postgresql://…`` (``callwright.durable._workers``).
 
 Kept out of ``cli`` so that module stays small; DBOS is imported only when the
-command runs, so the other commands work without the durable extra.
+command runs, so the other commands work without the durable extra. It says on start
+what it serves (database, queue, tools, executor id, concurrency) and when it stops.
 """
 
 from __future__ import annotations
@@ -12,18 +13,26 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from ._cli_options import otel_option
+from ._cli_agent import chosen_agent
+from ._cli_journal import journal_target
+from ._cli_logging import configure_logging
+from ._cli_options import JOURNAL_ENV, UsageError, deprecated, log_options, otel_option
+from .run import Agent
 
 
 def worker_parser(sub: Any, model_options: Callable[[argparse.ArgumentParser], None]) -> None:
     """Add ``worker`` to the subcommands; ``model_options`` adds --agent and the model's."""
-    w = sub.add_parser("worker", help="run the tools marked on_workers for serve --database")
-    w.add_argument(
-        "--database",
-        required=True,
-        metavar="URL",
-        help="the database the replicas share (postgresql://…; sqlite:///… on one host)",
+    w = sub.add_parser(
+        "worker", help="run the tools marked on_workers for serve --journal postgresql://…"
     )
+    w.add_argument(
+        "--journal",
+        default=os.environ.get(JOURNAL_ENV) or None,
+        metavar="URL",
+        help="the journal the replicas share (postgresql://…; sqlite:///… on one host); "
+        f"default: ${JOURNAL_ENV}",
+    )
+    deprecated(w, "--database", "--journal", "journal")
     w.add_argument(
         "--executor-id",
         default=None,
@@ -39,7 +48,8 @@ def worker_parser(sub: Any, model_options: Callable[[argparse.ArgumentParser], N
         metavar="SECONDS",
         help="on SIGTERM, take no new calls and let running ones finish this long (default 20)",
     )
-    w.add_argument("--quiet", action="store_true", help="print nothing when ready")
+    w.add_argument("--quiet", action="store_true", help="print nothing on start and stop")
+    log_options(w)
     otel_option(w)
     model_options(w)
     w.set_defaults(handler=worker)
@@ -47,28 +57,66 @@ def worker_parser(sub: Any, model_options: Callable[[argparse.ArgumentParser], N
 
 def worker(args: argparse.Namespace) -> int:
     """Serve the tools queue until SIGTERM or SIGINT."""
-    from .cli import chosen_agent
-
+    if not args.journal:
+        raise UsageError(f"callwright worker needs --journal URL (or ${JOURNAL_ENV})")
+    if args.concurrency < 1:
+        raise UsageError("--concurrency: give 1 or more")
+    target = journal_target(args.journal)
     try:
         from .durable import run_worker
+        from .durable._crossing import TOOLS_QUEUE
+        from .durable._worker import default_executor_id
     except ImportError as exc:
-        print(f"callwright worker needs the durable extra ({exc})")
-        return 2
+        raise ImportError(
+            f"callwright worker needs the durable extra ({exc}): pip install 'callwright[durable]'"
+        ) from None
+    configure_logging(args.log_level, args.log_format)
+    agent = chosen_agent(args)
+    executor_id = args.executor_id or default_executor_id()
     flush = _telemetry(args.otel)
-    ready = None if args.quiet else lambda: print("callwright worker ready", flush=True)
+    say = _nothing if args.quiet else _say
+    say(f"callwright worker {executor_id} on {target.shown}")
+    say(f"  queue {TOOLS_QUEUE}: {_tools_line(agent)}")
+    say(f"  concurrency {args.concurrency}; on SIGTERM, running calls get {args.drain:g} s")
+
+    def stopping() -> None:
+        say(f"callwright worker stopping: no new calls, running ones get {args.drain:g} s")
+
     try:
         run_worker(
-            chosen_agent(args),
-            args.database,
-            executor_id=args.executor_id,
+            agent,
+            target.dbos_url,
+            executor_id=executor_id,
             concurrency=args.concurrency,
             drain=args.drain,
-            ready=ready,
+            ready=lambda: say("callwright worker ready"),
+            stopping=stopping,
         )
     finally:
         if flush is not None:
             flush()
+    say("callwright worker stopped")
     return 0
+
+
+def _tools_line(agent: Agent) -> str:
+    """The tools the worker is there for (any of the agent's tools runs if a replica
+    sends it: all of them with ``CALLWRIGHT_ALL_TOOLS_ON_WORKERS=1`` in the replicas)."""
+    marked = [t.name for t in agent.toolbox if t.on_workers]
+    if marked:
+        return "tools " + ", ".join(marked) + " (marked on_workers)"
+    return (
+        "no tool is marked on_workers; it runs what replicas send with "
+        "CALLWRIGHT_ALL_TOOLS_ON_WORKERS=1"
+    )
+
+
+def _say(line: str) -> None:
+    print(line, flush=True)
+
+
+def _nothing(line: str) -> None:
+    pass
 
 
 def _telemetry(otel: str | None) -> Callable[[], None] | None:
@@ -78,7 +126,4 @@ def _telemetry(otel: str | None) -> Callable[[], None] | None:
 
     if otel is None and not os.environ.get(ENDPOINT_ENV):
         return None
-    try:
-        return configure_otlp(otel or None, service_name="callwright-worker")
-    except RuntimeError as exc:
-        raise SystemExit(str(exc)) from None
+    return configure_otlp(otel or None, service_name="callwright-worker")

@@ -1,7 +1,7 @@
 """Real ``callwright serve`` replicas on one Postgres, and AG-UI clients for them.
 
 Each replica is a process on a free 127.0.0.1 port, started with the exact command
-DEPLOY.md gives (``callwright serve --database … --executor-id …``); tests kill them
+DEPLOY.md gives (``callwright serve --journal … --executor-id …``); tests kill them
 with SIGKILL like a crashed machine.
 """
 
@@ -71,7 +71,7 @@ class Replica(_Process):
         return [
             sys.executable, "-m", "callwright.cli", "serve",
             "--agent", AGENT,
-            "--database", self.database,
+            "--journal", self.database,
             "--executor-id", self.executor_id,
             "--port", str(self.port),
             "--log-level", "warning",
@@ -127,7 +127,7 @@ class ToolWorker(_Process):
     def start(self) -> ToolWorker:
         command = [
             sys.executable, "-m", "callwright.cli", "worker",
-            "--database", self.database,
+            "--journal", self.database,
             "--agent", self.agent,
             "--executor-id", self.executor_id,
             "--concurrency", str(self.concurrency),

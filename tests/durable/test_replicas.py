@@ -1,6 +1,6 @@
 """Three replicas and two tool workers on one Postgres: kill any one, nothing is lost.
 
-Real ``callwright serve --database`` and ``callwright worker --database`` processes,
+Real ``callwright serve --journal`` and ``callwright worker --journal`` processes,
 real HTTP; SIGKILL like a crashed machine. What must hold (issue: "kill any one"): every
 run finishes or is reported interrupted by the rules (a tool that had started is
 interrupted unless idempotent, then it runs again), no non-idempotent tool runs twice,
@@ -323,17 +323,24 @@ def test_serve_never_prints_the_database_url(postgres_url: PostgresUrl, tmp_path
     """A URL's password stays out of what ``serve`` prints, whether the database opens
     or not."""
     refused = subprocess.run(
-        [sys.executable, "-m", "callwright.cli", "serve", "--database",
+        [sys.executable, "-m", "callwright.cli", "serve", "--journal",
          "postgresql://someone:hunter2secret@127.0.0.1:1/nowhere"],
         capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
     )  # fmt: skip
-    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert refused.returncode == 1, refused.stdout + refused.stderr
     assert "hunter2secret" not in refused.stdout + refused.stderr
-    assert "--database: cannot open the run journal" in refused.stdout
-    replica = Replica(postgres_url.fresh_database(), "banner", tmp_path / "effects.txt")
+    assert refused.stderr.startswith(
+        "callwright: error: --journal Postgres 127.0.0.1:1/nowhere: cannot open the run journal ("
+    ), refused.stderr
+    assert len(refused.stderr.splitlines()) == 1 and "Traceback" not in refused.stderr
+    database = postgres_url.fresh_database()
+    replica = Replica(database, "banner", tmp_path / "effects.txt")
     try:
         replica.start()
     finally:
         replica.stop()
-    assert "executor id: banner" in replica.log()
+    place = database.rpartition("@")[2].partition("?")[0]  # host:port/dbname
+    assert f"run journal: Postgres {place}, with DBOS workflows (executor id banner;" in (
+        replica.log()
+    )
     assert "postgresql://" not in replica.log()

@@ -190,3 +190,24 @@ def test_a_replica_is_ready_once_dbos_runs(postgres_url: Any, tmp_path: Path) ->
 def test_a_negative_wait_is_refused() -> None:
     with pytest.raises(ValueError, match="worker_wait"):
         ToolWorkers("sqlite:///unused.sqlite", worker_wait=-1)
+
+
+async def test_serve_worker_wait_bounds_a_call_no_worker_takes(
+    postgres_url: Any, tmp_path: Path
+) -> None:
+    """``serve --worker-wait 2``: a replica's call of a tool marked ``on_workers``, with no
+    worker alive, ends with the no-worker error after about two seconds (not the default
+    minute), and the model sees it."""
+    database = postgres_url.fresh_database()
+    effects = tmp_path / "side_effects.txt"
+    replica = Replica(database, "wait-replica", effects, options=("--worker-wait", "2")).start()
+    try:
+        async with httpx.AsyncClient(timeout=60) as http:
+            body = agui_body(uuid.uuid4().hex, "remote 0.1 w1", uuid.uuid4().hex)
+            sent = frames(await stream(http, replica.url, body))
+    finally:
+        replica.stop()
+    results = [f for f in sent if f["type"] == "TOOL_CALL_RESULT"]
+    assert len(results) == 1
+    assert no_worker_text(2.0) in results[0]["content"]
+    assert not ran(effects, "start", "w1")

@@ -402,7 +402,7 @@ async def test_a_stopped_worker_finishes_its_calls_first(
     postgres_url: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """SIGTERM (a rolling deploy): the worker takes no new call, lets the running one end
-    with its result, then exits."""
+    with its result, then exits; it said what it serves on start, and when it stopped."""
     database = postgres_url.fresh_database()
     effects = tmp_path / "side_effects.txt"
     monkeypatch.setenv("SIDE_EFFECTS", str(effects))
@@ -424,6 +424,17 @@ async def test_a_stopped_worker_finishes_its_calls_first(
     assert result_of(events).output == f"{t} finished"
     assert exit_code == 0
     assert len(ran(effects, "end", t)) == 1
+    said = worker.log.read_text().splitlines()
+    place = database.rpartition("@")[2]  # host:port/dbname, never the user or a password
+    assert said[:4] == [
+        f"callwright worker worker-stopping on Postgres {place}",
+        "  queue callwright-tools: tools slow, slow_idem, hang, fail, count, transfer, ask "
+        "(marked on_workers)",
+        "  concurrency 8; on SIGTERM, running calls get 20 s",
+        "callwright worker ready",
+    ], said
+    stopping = said.index("callwright worker stopping: no new calls, running ones get 20 s")
+    assert said[-1] == "callwright worker stopped" and stopping < len(said) - 1, said
 
 
 async def test_a_postgres_restart_mid_tool(
@@ -502,7 +513,7 @@ async def test_one_trace_across_the_worker(
 
 
 class WorkersReplica(Replica):
-    """A ``callwright serve --database`` replica of the worker tests' agent."""
+    """A ``callwright serve --journal postgresql://`` replica of the worker tests' agent."""
 
     def command(self) -> list[str]:
         command = super().command()
@@ -513,7 +524,7 @@ class WorkersReplica(Replica):
 async def test_a_replica_runs_its_worker_tools_on_workers(
     postgres_url: Any, tmp_path: Path
 ) -> None:
-    """``callwright serve --database`` and ``callwright worker --database``, as DEPLOY.md
+    """``callwright serve --journal`` and ``callwright worker --journal``, as DEPLOY.md
     starts them: the tool runs in the worker, its progress reaches the AG-UI client."""
     database = postgres_url.fresh_database()
     effects = tmp_path / "side_effects.txt"

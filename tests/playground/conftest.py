@@ -53,7 +53,7 @@ AGENT_FILE = Path(__file__).with_name("agent.py")
 def server(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Server]:
-    """The server as ``create_app`` makes it, and with a run journal (``serve --db``): the
+    """The server as ``create_app`` makes it, and with a run journal (``serve --journal``): the
     page must not be able to tell them apart."""
     folder = tmp_path_factory.mktemp(request.param)
     sandbox = folder / "sandbox"

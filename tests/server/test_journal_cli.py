@@ -1,5 +1,6 @@
-"""``callwright serve`` with a journal: a clear one-line error for an unusable ``--db``,
-``--workers`` needing ``--db``, ``--retention-days`` reaching the journal."""
+"""``callwright serve`` with a journal: a clear one-line error for an unusable
+``--journal``, ``--processes`` needing ``--journal``, ``--retention-days`` reaching the
+journal, each process building the same app."""
 
 from __future__ import annotations
 
@@ -42,53 +43,54 @@ def unusable_paths(tmp_path: Path) -> list[tuple[str, str]]:
     ]
 
 
-def test_an_unusable_db_is_one_line_and_no_traceback(tmp_path: Path) -> None:
+def test_an_unusable_journal_is_one_line_and_no_traceback(tmp_path: Path) -> None:
     for what, path in unusable_paths(tmp_path):
-        done = serve("--db", path, "--port", "1", tmp_path=tmp_path)
-        output = (done.stdout + done.stderr).strip()
-        assert done.returncode == 2, (what, output)
-        assert "Traceback" not in output, what
-        assert output.startswith(f"--db {path}: cannot use it as the run journal ("), output
-        assert len(output.splitlines()) == 1, (what, output)
+        done = serve("--journal", path, "--port", "1", tmp_path=tmp_path)
+        assert done.returncode == 1, (what, done.stderr)
+        assert done.stdout == "" and "Traceback" not in done.stderr, what
+        expected = f"callwright: error: --journal {path}: cannot use it as the run journal ("
+        assert done.stderr.startswith(expected), done.stderr
+        assert len(done.stderr.splitlines()) == 1, (what, done.stderr)
 
 
 def test_a_read_only_journal_file_is_refused_at_start_up(tmp_path: Path) -> None:
     if os.geteuid() == 0:
         pytest.skip("root writes read-only files")
     path = tmp_path / "runs.db"
-    cli.open_journal(str(path)).close()
+    cli.open_sqlite(str(path)).close()
     path.chmod(0o400)
-    done = serve("--db", str(path), "--port", "1", tmp_path=tmp_path)
-    assert done.returncode == 2 and "cannot use it as the run journal" in done.stdout
+    done = serve("--journal", str(path), "--port", "1", tmp_path=tmp_path)
+    assert done.returncode == 1 and "cannot use it as the run journal" in done.stderr
 
 
-def test_workers_need_a_journal(tmp_path: Path) -> None:
-    done = serve("--workers", "2", "--port", "1", tmp_path=tmp_path)
-    assert done.returncode == 2
-    assert "--workers needs --db" in done.stdout and "Traceback" not in done.stderr
+def test_processes_need_a_journal(tmp_path: Path) -> None:
+    done = serve("--processes", "2", "--port", "1", tmp_path=tmp_path)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.startswith("callwright: error: --processes needs --journal:"), done.stderr
 
 
 def test_retention_days_reach_the_journal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     args = cli.parser().parse_args(
-        ["serve", "--agent", AGENT, "--db", str(tmp_path / "runs.db"), "--retention-days", "7"]
+        ["serve", "--agent", AGENT, "--journal", str(tmp_path / "runs.db"), "--retention-days", "7"]
     )
     monkeypatch.setenv("CALLWRIGHT_KILL_LOG", str(tmp_path / "log"))
-    _, _, journal = cli.build_app(args, None)
+    journal = cli.build_app(args, None).journal.journal
     try:
         assert journal.retention_days == 7
     finally:
         journal.close()
 
 
-def test_a_worker_builds_the_same_app_from_the_options(
+def test_each_process_builds_the_same_app_from_the_options(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     args = cli.parser().parse_args(
-        ["serve", "--agent", AGENT, "--db", str(tmp_path / "runs.db"), "--workers", "2"]
+        ["serve", "--agent", AGENT, "--journal", str(tmp_path / "runs.db"), "--processes", "2"]
     )
     monkeypatch.setenv("CALLWRIGHT_KILL_LOG", str(tmp_path / "log"))
-    monkeypatch.setenv(cli.WORKER_ARGS, json.dumps({**cli._plain(args), "token": "t" * 16}))
-    with TestClient(cli.worker_app()) as http:  # its lifespan opens and closes the journal
+    options = {k: v for k, v in vars(args).items() if k != "handler"}
+    monkeypatch.setenv(cli.SERVE_ARGS, json.dumps({**options, "token": "t" * 16}))
+    with TestClient(cli.process_app()) as http:  # its lifespan opens and closes the journal
         assert http.post("/agui", json={}).status_code == 401  # the token came along
         authorized = {"authorization": "Bearer " + "t" * 16}
         assert http.post("/agui", json={}, headers=authorized).status_code == 400

@@ -1,4 +1,4 @@
-"""The journaled server (``--db``) over real HTTP, as many users and processes use it:
+"""The journaled server (``--journal``) over real HTTP, as many users and processes use it:
 threads, runs, approvals and event logs belong to their principal; the journal owns a
 thread's state; a run id names one request of one thread; one thread runs one request at
 a time across processes, and concurrent answers to one approval have one winner; a locked

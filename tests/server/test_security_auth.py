@@ -305,4 +305,4 @@ def test_callwright_serve_refuses_a_short_token(tmp_path: Path) -> None:
         timeout=60,
     )
     assert done.returncode == 2
-    assert "at least 16 characters" in done.stdout and "Traceback" not in done.stderr
+    assert done.stderr == "callwright: error: --token: use a token of at least 16 characters\n"

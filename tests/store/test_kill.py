@@ -110,7 +110,7 @@ def workers(tmp_path: Path) -> Iterator[Any]:
 
 
 def test_one_of_two_workers_killed_while_the_other_keeps_serving(workers: Any) -> None:
-    """callwright serve --workers 2 on one journal: the worker running a tool is SIGKILLed;
+    """callwright serve --processes 2 on one journal: the worker running a tool is SIGKILLed;
     the other answers the paused runs at once (each tool ran once), settles the killed
     worker's run as interrupted, and its replay ends with an error event."""
     completed = sum(kill_restart.worker_cycle(workers, 2, n) for n in range(2))

@@ -308,7 +308,7 @@ def cancelled() -> list[str]:
 
 @pytest.fixture(scope="session")
 def journaled_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    """The same agent served with a SQLite journal (``callwright serve --db``)."""
+    """The same agent served with a SQLite journal (``callwright serve --journal``)."""
     journal = SQLiteJournal(str(tmp_path_factory.mktemp("journal") / "runs.db"))
     with Server(create_app(make_agent(), journal=journal)) as running:
         running.journal = journal

@@ -327,6 +327,7 @@ def run_worker(
     grace: float | None = None,
     drain: float = DRAIN_SECONDS,
     ready: Callable[[], None] | None = None,
+    stopping: Callable[[], None] | None = None,
 ) -> None:
     """Serve the tools queue until SIGTERM or SIGINT (call it from the main thread, with
     no event loop running: the worker runs its own, and the tools run on it).
@@ -338,14 +339,15 @@ def run_worker(
     last worker started sets it for all. The tools get ``deps`` (default: the agent's own
     ``deps``); ``grace`` is how long a cancelled tool may take to stop before its task is
     cancelled (default: the agent's ``cancel_grace``). On SIGTERM the worker takes no new
-    calls and lets the running ones finish for up to ``drain`` seconds.
+    calls and lets the running ones finish for up to ``drain`` seconds. ``ready`` is
+    called once it takes calls, ``stopping`` once a signal has stopped it taking them.
     """
     global _host
     deps = deps if deps is not None else agent.deps
     executor_id = executor_id or default_executor_id()
     _host = _Host(agent, deps, agent.cancel_grace if grace is None else grace, executor_id)
     try:
-        asyncio.run(_serve(database_url, executor_id, concurrency, ready, drain))
+        asyncio.run(_serve(database_url, executor_id, concurrency, ready, drain, stopping))
     finally:
         _host = None
 
@@ -356,6 +358,7 @@ async def _serve(
     concurrency: int,
     ready: Callable[[], None] | None,
     drain: float,
+    stopping: Callable[[], None] | None = None,
 ) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -381,6 +384,8 @@ async def _serve(
         await stop.wait()
         for taking in dbos.background_thread_stop_events:  # the queue threads: no new calls
             taking.set()
+        if stopping is not None:
+            stopping()
         await _drained(executor_id, drain)
     finally:
         if watch is not None:

@@ -100,7 +100,7 @@ class Endpoints(Generic[DepsT]):
     """The agent every request runs."""
     _: KW_ONLY
     journal: Journal | None = None
-    """The durable run journal (``callwright serve --db``); None keeps runs in memory."""
+    """The durable run journal (``callwright serve --journal``); None keeps runs in memory."""
     signer: ApprovalSigner | None = None
     """Signs approval ids so that no server state is needed (not with a journal)."""
     ledger: ApprovalLedger = field(default_factory=MemoryApprovalLedger)
@@ -128,7 +128,7 @@ class Endpoints(Generic[DepsT]):
     ``127.0.0.1`` or ``[::1]`` (stops DNS rebinding); others are not checked."""
     durable: DurableRuntime | None = None
     """Runs each journaled segment as a DBOS workflow, so that another replica continues
-    it if this process dies (``callwright serve --database postgresql://…``); needs a
+    it if this process dies (``callwright serve --journal postgresql://…``); needs a
     journal on the same database. The lifespan launches and closes it."""
     _gate: Gate = field(init=False, repr=False)
     _threads: RunningThreads = field(init=False, repr=False)
@@ -196,7 +196,7 @@ class Endpoints(Generic[DepsT]):
         except WireError as exc:
             return self._refuse(request, exc)
         if self.journal is None:
-            error = WireError("no journal: start the server with --db", "no_journal", 404)
+            error = WireError("no journal: start the server with --journal", "no_journal", 404)
             return self._refuse(request, error)
         try:
             after = int(request.query_params.get("after", "0"))

@@ -8,6 +8,7 @@ results are never logged unless content capture is opted in
 variable); an error's text is logged, as it says what went wrong, not what was sent.
 Like any library, callwright adds no handler but a ``NullHandler``: configure logging
 (``logging.basicConfig(level=logging.INFO)``, a JSON formatter ...) to see the lines.
+``callwright serve`` and ``callwright worker`` do (``--log-level``, ``--log-format json``).
 """
 
 from __future__ import annotations
