@@ -84,7 +84,8 @@ def obtain(name: str, expected: str, folder: Path) -> Path:
 
 
 class ModelFileHook(BuildHookInterface):
-    """Adds the checked model file to the wheel; builds of the sdist never run it."""
+    """Adds the checked model file to the wheel (to ``src/`` for an editable install, which
+    imports from there); builds of the sdist never run it."""
 
     PLUGIN_NAME = "custom"
 
@@ -100,7 +101,10 @@ class ModelFileHook(BuildHookInterface):
             hint = "" if os.environ.get(ENV) else f" (or set {ENV} to a copy of {name})"
             message = f"callwright-smollm2: cannot get the model file: {exc}{hint}"
             raise SystemExit(message) from None
-        build_data["force_include"][str(path)] = f"callwright_smollm2/{name}"
+        if version == "editable":  # the package is imported from src/: the file goes there
+            shutil.copyfile(path, Path(package.parent, name))
+        else:
+            build_data["force_include"][str(path)] = f"callwright_smollm2/{name}"
 
     def finalize(self, version: str, build_data: dict[str, Any], artifact_path: str) -> None:
         shutil.rmtree(self._folder, ignore_errors=True)
