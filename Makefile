@@ -2,9 +2,9 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
-EXTRAS := server,openai,anthropic,cli,local,mcp,durable,test
+EXTRAS := server,openai,anthropic,cli,local,mcp,durable,test,docs
 
-.PHONY: venv run test lint bench playground dist
+.PHONY: venv run test lint bench playground dist docs
 
 # The embedded model's GGUF file comes in a companion wheel built from packages/ (its build
 # fetches the file; see packages/callwright-smollm2/README.md). It is built once into dist/
@@ -104,3 +104,7 @@ bench: $(VENV)/.bench-installed
 	$(PY) bench/encode.py
 	$(PY) bench/local_model.py --quiet
 	$(PY) bench/load.py
+
+# The documentation site (mkdocs.yml, docs/), served with live reload on 127.0.0.1:8001.
+docs: venv
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve --dev-addr 127.0.0.1:8001

@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from _postgres import PostgresServer
-from callwright import Agent
+from callwright import Agent, MissingAPIKey
 from callwright.models import AnthropicModel, LocalModel, OpenAIModel, ScriptedModel
 from callwright.models.base import Model
 from callwright.server import bearer_token, create_app
@@ -86,8 +86,14 @@ def no_keys(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.parametrize(
     ("model", "reason"),
     [
-        (lambda: OpenAIModel("gpt-4o-mini"), "set OPENAI_API_KEY or pass api_key="),
-        (lambda: AnthropicModel("claude-sonnet-4-5"), "set ANTHROPIC_API_KEY or pass api_key="),
+        (
+            lambda: OpenAIModel("gpt-4o-mini"),
+            str(MissingAPIKey("OpenAI", "OPENAI_API_KEY", "OpenAIModel")),
+        ),
+        (
+            lambda: AnthropicModel("claude-sonnet-4-5"),
+            str(MissingAPIKey("Anthropic", "ANTHROPIC_API_KEY", "AnthropicModel")),
+        ),
         (lambda: LocalModel("/srv/secret-place/model.gguf"), "the model file is missing"),
     ],
     ids=["openai", "anthropic", "local"],
