@@ -85,7 +85,7 @@ async def test_a_heartbeat_in_a_batch_rolled_back_for_another_write_says_nothing
     with caplog.at_level("WARNING", logger="callwright.store"):
         results = await in_one_pass(
             (journal.plan_operations, (a.segment, [ROW])),  # the same operation: refused
-            (journal._heartbeat.heartbeat, ()),
+            (journal._tick, ()),  # one beat
         )
     assert isinstance(results[0], journal._errors) and results[1] is None
     assert journal._renewed > renewed

@@ -77,6 +77,12 @@ log = logging.getLogger("callwright.store")
 DAY = 86_400.0
 STORED_ONCE_BYTES = 16 * 1024
 JOURNAL_FAILED = "the run journal could not be written during the run"
+TAKEN_OVER = "taken over by another process while this process's lease had lapsed; it stops here"
+SETTLED = "settled by recovery while this process's lease had lapsed; it stops here"
+LEASE_LAPSED = (
+    "this server's lease on the run journal lapsed (the database was away); "
+    "send the request again in a moment"
+)
 PENDING_UPSERT = (  # a call's question replaces its approval's row, but not its grant
     "INSERT INTO pending (thread_id, call_id, run_id, kind, approval_id, tool_name, "
     "arguments, reason_for_call, created_at, principal, request) "
@@ -137,11 +143,14 @@ class SQLJournal(JournalReads, TakeOver):
         self._owner_id = owner_id
         self._owner: str | None = None
         self._live: set[int] = set()
+        self._lost: dict[int, str] = {}
+        """Segments of ours that another process settled or took over while our lease
+        had lapsed (and what happened to them): their runs stop at their next write."""
         self._orphans: dict[int, list[tuple[str, Any]]] = {}
         self._planned: set[int] = set()
         self._renewed = 0.0
         self._idempotent: set[str] = set()
-        self._heartbeat = Heartbeat(self.heartbeat_seconds, self._writer.post, self._tick)
+        self._heartbeat = Heartbeat(self.heartbeat_seconds, self._writer.call, self._tick)
         self._closed = False
 
     @property
@@ -209,14 +218,63 @@ class SQLJournal(JournalReads, TakeOver):
         self._txs.changed(lambda: setattr(self, "_renewed", before))
 
     def _tick(self) -> None:
-        """On the writer thread, each heartbeat: renew the lease, settle what is due. A
-        failure (a full disk) is the writer's to log, once it is known to be the beat's
-        own and not another write's in its batch; the next beat tries again."""
+        """On the writer thread, each heartbeat: hold the lease, settle what is due. A
+        failure (the database away, a full disk) is the heartbeat's to log and retry."""
         with self._tx() as db:
             if self._owner is not None:
-                _owners.renew(db, self._owner, db.now(), self.lease_seconds)
-            self._mark_renewed()
+                self._hold_lease(db)
         self.sweep()
+
+    def _hold_lease(self, db: Db) -> None:
+        """Renew this process's lease. If it had lapsed meanwhile (a database outage or a
+        stall longer than the lease), another process may have settled or taken over
+        runs of ours: those are found under their rows' locks and stopped here
+        (``_lost``) before the lease is taken again, so that no write of ours lands in a
+        run that is no longer ours. Every renewal goes through here (the heartbeat,
+        ``claim``, ``reopen``): none may hide a lapse."""
+        assert self._owner is not None
+        now = db.now()
+        why = _owners.lapse(db, self._owner, now)
+        if why is None:
+            _owners.renew(db, self._owner, now, self.lease_seconds)
+        else:
+            lost = self._taken_from_us(db)
+            _owners.register(db, self._owner, now, self.lease_seconds)
+            log.warning(
+                "this process's journal lease had lapsed (%s); %d of its %d running runs "
+                "were settled or taken over by another process and stop here; lease taken again",
+                why,
+                len(lost),
+                len(self._live),
+            )
+        self._mark_renewed()
+
+    def _taken_from_us(self, db: Db) -> list[int]:
+        """Our live segments that are no longer running under our owner id (locked, so
+        that none is taken between this check and the lease renewed)."""
+        lost: list[int] = []
+        for seg_id in sorted(self._live):
+            row = db.execute(
+                "SELECT status, owner FROM segments WHERE id = ?" + db.for_update, (seg_id,)
+            ).fetchone()
+            if row is None or row[0] != "running" or row[1] != self._owner:
+                lost.append(seg_id)
+                self._lose(seg_id, TAKEN_OVER if row and row[0] == "running" else SETTLED)
+        return lost
+
+    def _lose(self, seg_id: int, how: str) -> None:
+        """``_lost[seg_id] = how``, taken back if the transaction rolls back."""
+        self._lost[seg_id] = how
+
+        def restore() -> None:
+            del self._lost[seg_id]
+
+        self._txs.changed(restore)
+
+    def _lease_lapsed(self) -> bool:
+        """Whether this serving process's lease may have run out (no renewal for a whole
+        lease): it takes no new work until a beat has held it again."""
+        return self._owner is not None and time.monotonic() - self._renewed > self.lease_seconds
 
     def close(self) -> None:
         """Finish queued writes, give up this process's lease, close the connections."""
@@ -249,6 +307,8 @@ class SQLJournal(JournalReads, TakeOver):
     ) -> Started:
         """Check the request against the thread and start a segment, atomically (see
         ``Journal.begin``)."""
+        if self._lease_lapsed():
+            raise Rejected(LEASE_LAPSED, "journal_unavailable", 503)
         with self._tx() as db:
             read = ("SELECT principal, state FROM threads WHERE id = ?", (thread_id,))
             first = None
@@ -394,11 +454,15 @@ class SQLJournal(JournalReads, TakeOver):
     # --- recording a segment ---------------------------------------------------------
 
     def _fence(self, db: Db, segment: Segment) -> None:
-        """Check that the segment still runs unless this process's lease is surely held
-        (renewed within half its length: no other process may have settled it)."""
+        """Check that the segment still runs here unless this process's lease is surely
+        held (renewed within half its length: no other process may have settled it or
+        taken it over); one found taken after a lapse (``_lost``) never writes again."""
+        how = self._lost.get(segment.id)
+        if how is not None:
+            raise RuntimeError(f"run {segment.run_id} was {how}")
         held = time.monotonic() - self._renewed < self.lease_seconds / 2
         if self._owner is None or not held:
-            fence(db, segment)
+            fence(db, segment, self._owner)
 
     def next_operation(self, run_id: str) -> int:
         rows = self._read(
@@ -512,8 +576,9 @@ class SQLJournal(JournalReads, TakeOver):
     def release(self, segment: Segment, unwritten: list[tuple[str, Any]] | None = None) -> None:
         """See ``Journal.release``: a segment left running is settled now if the journal
         can be written, else on a later heartbeat (or when its thread is next used)."""
-        if unwritten is None:
+        if unwritten is None or segment.id in self._lost:
             self._live.discard(segment.id)
+            self._lost.pop(segment.id, None)
             return
         self._orphans[segment.id] = list(unwritten)
         self._live.discard(segment.id)
