@@ -227,3 +227,22 @@ async def test_a_lease_that_lapsed_stops_the_runs_taken_from_it(
     assert len(b.events_after("r1", 0)) == frames
     ops = {op["call_id"]: op["status"] for op in b.operations(rec.segment.run_id)}
     assert ops.get("f") == "started" and "s" not in ops
+
+
+async def test_a_process_whose_lease_lapsed_takes_no_new_run_until_it_holds_it_again(
+    journals: Callable[..., SQLJournal],
+) -> None:
+    """No beat within the lease (a heartbeat slower than it, as a stalled one): a new
+    request is refused with 503 ``journal_unavailable`` rather than started under a
+    lease another process may be taking; once the lease is held again (any renewal
+    checks it first: here ``reopen``), requests are taken again."""
+    a = journals(owner_id="a", lease_seconds=0.5, heartbeat_seconds=3600)
+    await until_writer_runs(a)
+    await asyncio.sleep(1.0)
+    with pytest.raises(Rejected) as refused:
+        a.begin("t", "r1", [UserMessage("hi")], [], {})
+    assert (refused.value.code, refused.value.status) == ("journal_unavailable", 503)
+    assert "lease" in refused.value.message
+    assert a.reopen("nothing-running", set()) is None  # renews the lease, checked
+    started = a.begin("t", "r1", [UserMessage("hi")], [], {})
+    assert a.run_status(started.segment.run_id) == "running"
