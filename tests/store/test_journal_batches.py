@@ -244,6 +244,7 @@ async def test_a_new_threads_request_starts_in_one_round_trip_and_a_busy_one_lea
         assert busy.value.code == "thread_busy"
         count = other.execute("SELECT count(*) FROM segments WHERE thread_id = 'tb'")
         assert count.fetchone() == (0,)
+        other.execute("SELECT pg_advisory_unlock_all()")  # not left to the backend's exit
     assert (await started(journal, "tb")).segment.seq == 0
 
     reused = journal.submit(journal.begin, "tc", "r-ta", [UserMessage("hi")], [], {})

@@ -36,6 +36,7 @@ from ..elicitation import InputAnswer
 from ..messages import Message
 from . import _owners
 from ._input import split_request
+from ._lease import LEASE_LAPSED, LeaseHolder
 from ._owners import Heartbeat
 from ._reads import JournalReads
 from ._recovery import INTERRUPTED, settle_run
@@ -77,12 +78,6 @@ log = logging.getLogger("callwright.store")
 DAY = 86_400.0
 STORED_ONCE_BYTES = 16 * 1024
 JOURNAL_FAILED = "the run journal could not be written during the run"
-TAKEN_OVER = "taken over by another process while this process's lease had lapsed; it stops here"
-SETTLED = "settled by recovery while this process's lease had lapsed; it stops here"
-LEASE_LAPSED = (
-    "this server's lease on the run journal lapsed (the database was away); "
-    "send the request again in a moment"
-)
 PENDING_UPSERT = (  # a call's question replaces its approval's row, but not its grant
     "INSERT INTO pending (thread_id, call_id, run_id, kind, approval_id, tool_name, "
     "arguments, reason_for_call, created_at, principal, request) "
@@ -96,7 +91,7 @@ PENDING_UPSERT = (  # a call's question replaces its approval's row, but not its
 )
 
 
-class SQLJournal(JournalReads, TakeOver):
+class SQLJournal(JournalReads, LeaseHolder, TakeOver):
     """A ``Journal`` on one SQL database (see ``SQLiteJournal`` and ``PostgresJournal``
     for the parameters).
 
@@ -213,10 +208,6 @@ class SQLJournal(JournalReads, TakeOver):
             _owners.register(db, self._owner, db.now(), self.lease_seconds)
             self._mark_renewed()
 
-    def _mark_renewed(self) -> None:
-        before, self._renewed = self._renewed, time.monotonic()
-        self._txs.changed(lambda: setattr(self, "_renewed", before))
-
     def _tick(self) -> None:
         """On the writer thread, each heartbeat: hold the lease, settle what is due. A
         failure (the database away, a full disk) is the heartbeat's to log and retry."""
@@ -224,57 +215,6 @@ class SQLJournal(JournalReads, TakeOver):
             if self._owner is not None:
                 self._hold_lease(db)
         self.sweep()
-
-    def _hold_lease(self, db: Db) -> None:
-        """Renew this process's lease. If it had lapsed meanwhile (a database outage or a
-        stall longer than the lease), another process may have settled or taken over
-        runs of ours: those are found under their rows' locks and stopped here
-        (``_lost``) before the lease is taken again, so that no write of ours lands in a
-        run that is no longer ours. Every renewal goes through here (the heartbeat,
-        ``claim``, ``reopen``): none may hide a lapse."""
-        assert self._owner is not None
-        now = db.now()
-        why = _owners.lapse(db, self._owner, now)
-        if why is None:
-            _owners.renew(db, self._owner, now, self.lease_seconds)
-        else:
-            lost = self._taken_from_us(db)
-            _owners.register(db, self._owner, now, self.lease_seconds)
-            log.warning(
-                "this process's journal lease had lapsed (%s); %d of its %d running runs "
-                "were settled or taken over by another process and stop here; lease taken again",
-                why,
-                len(lost),
-                len(self._live),
-            )
-        self._mark_renewed()
-
-    def _taken_from_us(self, db: Db) -> list[int]:
-        """Our live segments that are no longer running under our owner id (locked, so
-        that none is taken between this check and the lease renewed)."""
-        lost: list[int] = []
-        for seg_id in sorted(self._live):
-            row = db.execute(
-                "SELECT status, owner FROM segments WHERE id = ?" + db.for_update, (seg_id,)
-            ).fetchone()
-            if row is None or row[0] != "running" or row[1] != self._owner:
-                lost.append(seg_id)
-                self._lose(seg_id, TAKEN_OVER if row and row[0] == "running" else SETTLED)
-        return lost
-
-    def _lose(self, seg_id: int, how: str) -> None:
-        """``_lost[seg_id] = how``, taken back if the transaction rolls back."""
-        self._lost[seg_id] = how
-
-        def restore() -> None:
-            del self._lost[seg_id]
-
-        self._txs.changed(restore)
-
-    def _lease_lapsed(self) -> bool:
-        """Whether this serving process's lease may have run out (no renewal for a whole
-        lease): it takes no new work until a beat has held it again."""
-        return self._owner is not None and time.monotonic() - self._renewed > self.lease_seconds
 
     def close(self) -> None:
         """Finish queued writes, give up this process's lease, close the connections."""
@@ -457,9 +397,7 @@ class SQLJournal(JournalReads, TakeOver):
         """Check that the segment still runs here unless this process's lease is surely
         held (renewed within half its length: no other process may have settled it or
         taken it over); one found taken after a lapse (``_lost``) never writes again."""
-        how = self._lost.get(segment.id)
-        if how is not None:
-            raise RuntimeError(f"run {segment.run_id} was {how}")
+        self._refuse_lost(segment)
         held = time.monotonic() - self._renewed < self.lease_seconds / 2
         if self._owner is None or not held:
             fence(db, segment, self._owner)
@@ -514,6 +452,9 @@ class SQLJournal(JournalReads, TakeOver):
             append_events(db, segment.id, events)
 
     def append_events(self, segment: Segment, events: list[tuple[int, str, bytes]]) -> None:
+        """Frames only: not fenced (a frame in a settled run's log harms nothing), but never
+        in a run found taken over after a lapse (its log is the new owner's now)."""
+        self._refuse_lost(segment)
         with self._txs.tx(writes_only=True) as db:
             append_events(db, segment.id, events)
 
