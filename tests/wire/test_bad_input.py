@@ -363,6 +363,17 @@ CASES = [
     Case("agui pathologically nested", "/agui", raw(nested(50_000)), 413, "body_too_large"),
     Case("agui too many messages", "/agui", agui_with(messages=MANY), 413, "too_many_messages"),
     Case("agui too many tools", "/agui", agui_with(tools=FIVE_TOOLS), 413, "too_many_tools"),
+    Case(
+        "agui too many parts",
+        "/agui",
+        agui_with(
+            messages=[
+                {"id": "u1", "role": "user", "content": [{"type": "text", "text": "hi"}] * 31}
+            ]
+        ),
+        413,
+        "too_many_parts",
+    ),
     Case("agui resume not a list", "/agui", agui_with(resume={"x": 1}), 400, "invalid_request"),
     Case(
         "agui resume without interruptId",

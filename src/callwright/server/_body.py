@@ -49,8 +49,8 @@ class ServerLimits:
     """The most front-end tools a request may declare (413 ``too_many_tools`` beyond,
     before any is decoded)."""
     max_parts: int = MAX_PARTS
-    """The most parts an AI SDK request's messages may hold in all (413
-    ``too_many_parts`` beyond)."""
+    """The most parts a request's messages may hold in all: AI SDK parts, AG-UI content
+    parts and tool calls (413 ``too_many_parts`` beyond, before any is decoded)."""
     max_json_depth: int = 64
     """The deepest nesting of the request body (400 beyond)."""
     files: FileLimits = field(default_factory=FileLimits)
@@ -81,6 +81,7 @@ async def decode_agui(body: dict[str, Any], limits: ServerLimits) -> RunInput:
             files=limits.files,
             max_messages=limits.max_messages,
             max_tools=limits.max_client_tools,
+            max_parts=limits.max_parts,
         )
     )
 

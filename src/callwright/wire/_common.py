@@ -120,8 +120,8 @@ MAX_CLIENT_TOOLS = 128
 """The most front-end tools a request may declare (``ServerLimits.max_client_tools``):
 each costs a schema check and a validator, so their number is bounded before either."""
 MAX_PARTS = 20_000
-"""The most parts the messages of an AI SDK request may hold in all
-(``ServerLimits.max_parts``)."""
+"""The most parts a request's messages may hold in all (``ServerLimits.max_parts``): AI
+SDK parts, AG-UI content parts and tool calls."""
 
 
 def check_count(items: Any, most: int, what: str, code: str) -> None:
@@ -130,12 +130,15 @@ def check_count(items: Any, most: int, what: str, code: str) -> None:
         raise WireError(f"too many {what} ({len(items)} > {most})", code, 413)
 
 
-def check_parts(messages: list[Any], most: int) -> None:
-    """Refuse UI messages whose parts number more than ``most`` in all (413)."""
+def check_parts(messages: list[Any], most: int, keys: tuple[str, ...]) -> None:
+    """Refuse messages whose parts (the lists under ``keys``: AI SDK ``parts``, AG-UI
+    ``content`` and ``toolCalls``) number more than ``most`` in all (413)."""
     parts = sum(
-        len(m["parts"])
+        len(m[key])
         for m in messages
-        if isinstance(m, dict) and isinstance(m.get("parts"), list)
+        if isinstance(m, dict)
+        for key in keys
+        if isinstance(m.get(key), list)
     )
     if parts > most:
         raise WireError(f"too many message parts ({parts} > {most})", "too_many_parts", 413)

@@ -91,10 +91,12 @@ from ._base import HEADERS, DeltaFrame, Payload, Payloads, SSEEncoder, major_ver
 from ._common import (
     MAX_CLIENT_TOOLS,
     MAX_MESSAGES,
+    MAX_PARTS,
     ApprovalClaim,
     RunInput,
     WireError,
     check_count,
+    check_parts,
     client_id,
     client_tools_from,
     optional_id,
@@ -120,10 +122,12 @@ def decode_request(
     files: FileLimits = DEFAULT_FILE_LIMITS,
     max_messages: int = MAX_MESSAGES,
     max_tools: int = MAX_CLIENT_TOOLS,
+    max_parts: int = MAX_PARTS,
 ) -> RunInput:
     """A ``RunAgentInput`` as a ``RunInput``; raises ``WireError`` (4xx) when malformed,
     when a user message's files are beyond ``files`` (see ``_files``), or when it holds
-    more messages or tools than allowed (checked before any is decoded)."""
+    more messages, parts (content parts and tool calls, in all) or tools than allowed
+    (checked before any is decoded)."""
     if not isinstance(body, dict):
         raise WireError("the request body must be a RunAgentInput object", "invalid_request")
     raw_messages = body.get("messages")
@@ -131,6 +135,7 @@ def decode_request(
         raise WireError("RunAgentInput.messages must be a list", "invalid_request")
     check_count(raw_messages, max_messages, "messages", "too_many_messages")
     check_count(body.get("tools"), max_tools, "client tools", "too_many_tools")
+    check_parts(raw_messages, max_parts, ("content", "toolCalls"))
     messages = decode_messages(raw_messages, files)
     context = _context_message(body.get("context"))
     if context is not None:

@@ -166,7 +166,7 @@ def decode_request(
         raise WireError("messages must be a list of UI messages", "invalid_request")
     check_count(raw, max_messages, "messages", "too_many_messages")
     check_count(body.get("tools"), max_tools, "client tools", "too_many_tools")
-    check_parts(raw, max_parts)
+    check_parts(raw, max_parts, ("parts",))
     messages: list[Message] = []
     claims: list[ApprovalClaim] = []
     for index, item in enumerate(raw):
