@@ -4,7 +4,8 @@ Two journals on one database stand for two processes. An outage shorter than the
 lease (Postgres stopped, SQLite's write lock held past the busy timeout by another
 connection) costs nothing: the heartbeat beats again once the database answers, the
 lease is held again, and the other process neither settles nor takes over the run,
-whose tool runs once. When the lease really lapses (the process stalled past it) and
+whose tool runs once (over real HTTP too: the client's stream ends with the run
+finished). When the lease really lapses (the process stalled past it) and
 another process takes its run over or settles it, the stalled process, once it beats
 again, stops that run where it is: it never writes to it as its owner again, and the
 run's next tool does not run there.
@@ -13,12 +14,14 @@ run's next tool does not run there.
 from __future__ import annotations
 
 import asyncio
+import json
 import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import httpx
 import psycopg
 import pytest
 
@@ -27,6 +30,7 @@ from callwright import Agent, tool
 from callwright import events as ev
 from callwright.messages import UserMessage
 from callwright.models import ScriptedModel, call
+from callwright.server import create_app
 from callwright.store import (
     JournalUnavailable,
     Rejected,
@@ -34,6 +38,7 @@ from callwright.store import (
     begin_journaled,
     open_journal,
 )
+from live_server import Server
 
 OUTAGE_SECONDS = 4.0
 """How long the database is away: with the time Postgres takes to stop and start, well
@@ -246,3 +251,53 @@ async def test_a_process_whose_lease_lapsed_takes_no_new_run_until_it_holds_it_a
     assert a.reopen("nothing-running", set()) is None  # renews the lease, checked
     started = a.begin("t", "r1", [UserMessage("hi")], [], {})
     assert a.run_status(started.segment.run_id) == "running"
+
+
+def test_a_client_of_a_run_through_an_outage_gets_its_whole_run(
+    journals: Callable[..., SQLJournal], journal_target: str, request: pytest.FixtureRequest
+) -> None:
+    """The outage of the first test under a served run, over real HTTP, with the other
+    process's heartbeat settling gone owners' runs on its own: the client's stream
+    ends with ``RUN_FINISHED`` and the tool's real result (before: ``RUN_ERROR``
+    "settled by recovery" once the lease lapsed, and the tool reported "not run again")."""
+    a = journals(owner_id="a", lease_seconds=LEASE_SECONDS, heartbeat_seconds=1)
+    b = journals(owner_id="b", lease_seconds=LEASE_SECONDS, heartbeat_seconds=1)
+    asyncio.run(until_writer_runs(b))
+    started, gate = threading.Event(), threading.Event()
+    ran: list[str] = []
+
+    @tool
+    def slow() -> str:
+        """Not idempotent; waits for the test."""
+        ran.append("slow")
+        started.set()
+        gate.wait(60)
+        return "slow result"
+
+    model = ScriptedModel([[call("slow", id="s")], ["after the outage"]])
+    with Server(create_app(Agent(model, [slow]), journal=a)) as server:
+        body = {
+            "threadId": "t", "runId": "r1", "tools": [], "context": [], "state": {},
+            "forwardedProps": {}, "messages": [{"id": "u1", "role": "user", "content": "go"}],
+        }  # fmt: skip
+        out: list[httpx.Response] = []
+        client = threading.Thread(
+            target=lambda: out.append(httpx.post(server.url + "/agui", json=body, timeout=120))
+        )
+        client.start()
+        try:
+            assert started.wait(30)
+            outage(journal_target, lambda: request.getfixturevalue("postgres_url"))
+            before = lease_expiry(journal_target, "a")
+            assert asyncio.run(renewed_after(journal_target, "a", before, LEASE_SECONDS))
+            assert b.sweep() == [] and "a" not in b.gone_owners()
+        finally:
+            gate.set()
+            client.join(60)
+    events = [json.loads(f[6:]) for f in out[0].text.split("\n\n") if f.startswith("data: ")]
+    assert [e["type"] for e in events if e["type"].startswith("RUN_")] == [
+        "RUN_STARTED",
+        "RUN_FINISHED",
+    ]
+    results = [e["content"] for e in events if e["type"] == "TOOL_CALL_RESULT"]
+    assert results == ["slow result"] and ran == ["slow"]
