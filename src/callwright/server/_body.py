@@ -45,17 +45,17 @@ class ServerLimits:
     """The largest request body read; a larger one is refused with 413."""
     max_messages: int = MAX_MESSAGES
     """The most messages a request may carry (413 ``too_many_messages`` beyond)."""
+    max_json_depth: int = 64
+    """The deepest nesting of the request body (400 beyond)."""
+    files: FileLimits = field(default_factory=FileLimits)
+    """Files and images in user messages: size, count and media types (raise
+    ``max_body_bytes`` with ``files.max_file_bytes``: base64 adds a third)."""
     max_client_tools: int = MAX_CLIENT_TOOLS
     """The most front-end tools a request may declare (413 ``too_many_tools`` beyond,
     before any is decoded)."""
     max_parts: int = MAX_PARTS
     """The most parts a request's messages may hold in all: AI SDK parts, AG-UI content
     parts and tool calls (413 ``too_many_parts`` beyond, before any is decoded)."""
-    max_json_depth: int = 64
-    """The deepest nesting of the request body (400 beyond)."""
-    files: FileLimits = field(default_factory=FileLimits)
-    """Files and images in user messages: size, count and media types (raise
-    ``max_body_bytes`` with ``files.max_file_bytes``: base64 adds a third)."""
 
 
 async def read_json(request: Request, limits: ServerLimits) -> dict[str, Any]:
