@@ -6,7 +6,7 @@ every request body and response frame is written down as sent, with the ids the
 server makes (approval, question, message and run ids) replaced by stable
 placeholders. ``cli.md`` is each subcommand's ``--help`` from ``callwright.cli.parser()``.
 
-Run ``python tests/docs_gen.py`` (``make docs-gen``) to rewrite both;
+Run ``.venv/bin/python tests/docs_gen.py`` (``make docs-gen``) to rewrite both;
 ``tests/test_docs_gen.py`` fails while the committed pages differ from these.
 """
 
@@ -28,7 +28,16 @@ from typing import Any
 
 import httpx
 
-from callwright import Agent, InputRequest, InputRequired, Tool, ToolContext, ToolError, tool
+from callwright import (
+    Agent,
+    ApprovalVerdict,
+    InputRequest,
+    InputRequired,
+    Tool,
+    ToolContext,
+    ToolError,
+    tool,
+)
 from callwright.cli import parser
 from callwright.messages import ToolResultMessage, UserMessage
 from callwright.models import ModelRequest, ScriptedModel, call, think
@@ -39,7 +48,7 @@ from live_server import Server
 ROOT = Path(__file__).resolve().parent.parent
 WIRE_PAGE = ROOT / "docs" / "reference" / "wire.md"
 CLI_PAGE = ROOT / "docs" / "reference" / "cli.md"
-REGENERATE = "python tests/docs_gen.py"
+REGENERATE = ".venv/bin/python tests/docs_gen.py"
 BASE = "http://localhost"
 AI_SDK_VERSION = "6"
 
@@ -77,6 +86,16 @@ def delete_file(path: str) -> str:
         path: The file to delete.
     """
     return f"deleted {path}"
+
+
+@tool(requires_approval=lambda args: ApprovalVerdict.deny("the archive is read-only"))
+def purge_archive(year: int) -> str:
+    """Purge a year of the archive (a policy denies it without asking anyone).
+
+    Args:
+        year: The year to purge.
+    """
+    return f"purged {year}"
 
 
 @tool(title="Deploy App")
@@ -174,6 +193,7 @@ FIRST_TURNS: dict[str, list[Any]] = {
             id="call_1",
         )
     ],
+    "purge": [call("purge_archive", {"year": 2019}, id="call_1")],
     "color": [call("pick_color", {"options": ["red", "blue"]}, id="call_1")],
     "confirm": [call("confirm", {"question": "Go ahead?"}, id="call_1")],
     "deploy": [call("deploy", {"env": "prod"}, id="call_1")],
@@ -200,7 +220,7 @@ def script(request: ModelRequest) -> list[Any]:
 
 
 def make_agent() -> Agent:
-    tools = [weather, check_stock, delete_file, deploy, book_table, long_report]
+    tools = [weather, check_stock, delete_file, purge_archive, deploy, book_table, long_report]
     agent = Agent(ScriptedModel(script), tools)
     agent.toolbox.add(Tool.from_schema(CONFIRM, client=True))
     return agent
@@ -405,8 +425,8 @@ def ui_assistant(frames: list[Any], edit: Callable[[dict[str, Any]], None]) -> d
     return {"id": start["messageId"], "role": "assistant", "parts": parts}
 
 
-def ai_sdk_headers() -> dict[str, str]:
-    return {"x-ai-sdk-version": AI_SDK_VERSION}
+def ai_sdk_headers(version: str = AI_SDK_VERSION) -> dict[str, str]:
+    return {"x-ai-sdk-version": version}
 
 
 # --- the flows ----------------------------------------------------------------------------
@@ -418,7 +438,8 @@ class Flow:
     intro: str
     agui: list[Exchange]
     ai_sdk: list[Exchange]
-    notes: str = ""
+    version: str = AI_SDK_VERSION
+    """The AI SDK major version the flow's requests name."""
 
 
 async def flows() -> list[Flow]:
@@ -431,6 +452,7 @@ async def flows() -> list[Flow]:
         out.append(await _approval(http, "approve"))
         out.append(await _approval(http, "deny"))
         out.append(await _approval(http, "edit"))
+        out.append(await _one_turn(http, "Approval: a policy decides", "purge", POLICY, "7"))
         out.append(await _front_end(http))
         out.append(await _one_turn(http, "Progress and partial output", "deploy", PROGRESS))
         out.append(await _files(http))
@@ -449,11 +471,13 @@ async def flows() -> list[Flow]:
     return out
 
 
-async def _one_turn(http: Recorder, title: str, prompt: str, intro: str) -> Flow:
+async def _one_turn(
+    http: Recorder, title: str, prompt: str, intro: str, version: str = AI_SDK_VERSION
+) -> Flow:
     agui = await http.post("/agui", agui_body([agui_user(f"{prompt} please")], "run-1"))
     chat = {"id": "chat-1", "messages": [ui_user(f"{prompt} please")], "trigger": "submit-message"}
-    ai_sdk = await http.post("/api/chat", chat, ai_sdk_headers())
-    return Flow(title, intro, [agui], [ai_sdk])
+    ai_sdk = await http.post("/api/chat", chat, ai_sdk_headers(version))
+    return Flow(title, intro, [agui], [ai_sdk], version)
 
 
 async def _approval(http: Recorder, how: str) -> Flow:
@@ -632,9 +656,7 @@ def wire_page() -> str:
         names = Placeholders()  # numbered per flow, so one flow's change moves no other
         out.append(f"## {flow.title}\n\n{flow.intro.strip()}\n")
         out.append(_exchanges("AG-UI", flow.agui, names))
-        out.append(_exchanges(f"AI SDK (ai {AI_SDK_VERSION})", flow.ai_sdk, names))
-        if flow.notes:
-            out.append(flow.notes.strip() + "\n")
+        out.append(_exchanges(f"AI SDK (ai {flow.version})", flow.ai_sdk, names))
     out.append(WIRE_TAIL)
     return "\n".join(out)
 
@@ -683,7 +705,7 @@ WIRE_HEAD = """\
 # Wire flows
 
 <!-- Generated by tests/docs_gen.py from a real server: do not edit by hand.
-     Rewrite it with `python tests/docs_gen.py` (make docs-gen). -->
+     Rewrite it with `.venv/bin/python tests/docs_gen.py` (make docs-gen). -->
 
 Every flow below is a real exchange with a callwright server, recorded by
 `tests/docs_gen.py` and checked by the tests: the request body a front end sends and
@@ -704,7 +726,8 @@ their error codes are in [HTTP endpoints](http.md).
 
 The AI SDK requests send `x-ai-sdk-version: 6`. Version 5 has no approvals (a call
 that needs one ends the stream with an `[approval_unsupported]` error) and version 7
-adds `isAutomatic` approval chunks for calls a policy decides; see
+adds `isAutomatic` approval chunks for calls a policy decides (the flow
+"Approval: a policy decides" sends `x-ai-sdk-version: 7`); see
 [HTTP endpoints](http.md#headers).
 """
 
@@ -764,6 +787,15 @@ The AI SDK's approval answer has no place for edited arguments. A page that chan
 the part's `input` instead is refused: the approval was issued for other arguments.
 """
 
+POLICY = """
+A policy decides the call without asking anyone: `purge_archive`'s
+`requires_approval` returns `ApprovalVerdict.deny(reason)`. Nothing pauses. The call
+ends `output-denied` and the model sees the reason. AG-UI has no approval events, so
+only the result shows it. The AI SDK 7 gets the decision as `streamText` sends one:
+`tool-approval-request` with `isAutomatic: true`, then `tool-approval-response`; ai 6
+sees only `tool-output-denied`, ai 5 a `tool-output-error`.
+"""
+
 FRONT_END = """
 A tool the front end runs. On AG-UI the page declares it in `tools` (`pick_color`);
 the run ends as a success with `pendingToolCallIds`, and the next request carries
@@ -820,7 +852,7 @@ CLI_HEAD = """\
 # Command line
 
 <!-- Generated by tests/docs_gen.py from callwright.cli.parser(): do not edit by hand.
-     Rewrite it with `python tests/docs_gen.py` (make docs-gen). -->
+     Rewrite it with `.venv/bin/python tests/docs_gen.py` (make docs-gen). -->
 
 `callwright` is installed with the `cli` extra (`serve` also needs `server`). Each
 section below is a subcommand's own `--help`, as this version prints it.
