@@ -857,6 +857,9 @@ CLI_HEAD = """\
 `callwright` is installed with the `cli` extra (`serve` also needs `server`). Each
 section below is a subcommand's own `--help`, as this version prints it.
 
+`callwright serve` listens on 127.0.0.1:8000 unless `--host` and `--port` say
+otherwise.
+
 An error is one line on stderr (`callwright: error: ...`) with exit code 1, or 2 for
 options that cannot go together; `--debug` (or `CALLWRIGHT_DEBUG=1`) shows the
 traceback instead, for a bug report.
