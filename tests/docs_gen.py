@@ -596,13 +596,13 @@ async def _replay(http: Recorder, journal: WatchedJournal) -> Flow:
     chat = {"id": "chat-1", "messages": [ui_user("report please")], "trigger": "submit-message"}
     journal.followed.clear()
     original = asyncio.create_task(http.post("/api/chat", chat, ai_sdk_headers()))
-    while not journal.followed.is_set():  # until the chat's stream runs and is followed
-        if not original.done():
-            resumed = asyncio.create_task(http.get("/api/chat/chat-1/stream"))
-            await asyncio.to_thread(journal.followed.wait, 0.5)
-            if not journal.followed.is_set():
-                await resumed
-                http.exchanges.remove(resumed.result())
+    while True:  # until a resume request finds the chat's running stream (204 before)
+        resumed = asyncio.create_task(http.get("/api/chat/chat-1/stream"))
+        while not journal.followed.is_set() and not resumed.done():
+            await asyncio.sleep(0.01)
+        if journal.followed.is_set():
+            break
+        http.exchanges.remove(resumed.result())
     RELEASE.set()
     one, two = await original, await resumed
     two.note = (
