@@ -351,3 +351,28 @@ def test_a_json_log_line_carries_the_records_fields_and_its_exception() -> None:
     assert line["duration_ms"] == 1.5 and line["pid"] == os.getpid()
     assert line["exception"].endswith("ValueError: bad value")
     assert "args" not in line and "exc_info" not in line and "msg" not in line
+
+
+def test_the_demo_agents_options_beside_agent_are_refused_not_ignored(tmp_path: Path) -> None:
+    """``--model``, ``--base-url`` and ``--sandbox`` configure the demo agent; beside
+    ``--agent`` they would be ignored silently, so they are a usage error. A model from
+    ``$CALLWRIGHT_MODEL`` is a default, not a choice, and does not count."""
+    folder = app_folder(tmp_path)
+    done = callwright(
+        "run", "ping", "--agent", "myapp.agent:agent", "--model", "openai:gpt-x", cwd=folder
+    )
+    assert done.returncode == 2
+    assert done.stderr == (
+        "callwright: error: --model is for the demo agent: --agent myapp.agent:agent brings "
+        "its own model and tools (set them in your code)\n"
+    )
+    done = callwright(
+        "run", "ping", "--agent", "myapp.agent:agent", "--base-url", "http://x", "--sandbox",
+        "/tmp", cwd=folder,
+    )  # fmt: skip
+    assert done.returncode == 2 and "--base-url and --sandbox are for the demo agent" in done.stderr
+    done = callwright(
+        "run", "ping", "--agent", "myapp.agent:agent", cwd=folder,
+        env={"CALLWRIGHT_MODEL": "openai:gpt-x"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr

@@ -142,6 +142,27 @@ def chosen_toolbox(args: argparse.Namespace) -> Toolbox:
     return box
 
 
+def _demo_only(args: argparse.Namespace) -> None:
+    """Refuse the demo agent's options beside ``--agent``: they would be ignored silently
+    (``--model`` from ``$CALLWRIGHT_MODEL`` is a default, not a choice, and passes)."""
+    from ._cli_options import UsageError
+
+    given = [
+        name
+        for name, value in (
+            ("--model", args.model if args.model != os.environ.get("CALLWRIGHT_MODEL") else None),
+            ("--base-url", args.base_url),
+            ("--sandbox", args.sandbox),
+        )
+        if value
+    ]
+    if given:
+        raise UsageError(
+            f"{' and '.join(given)} {'is' if len(given) == 1 else 'are'} for the demo agent: "
+            f"--agent {args.agent} brings its own model and tools (set them in your code)"
+        )
+
+
 def _add_mcp_servers(args: argparse.Namespace, box: Toolbox) -> None:
     if not getattr(args, "mcp", None):
         return
@@ -161,6 +182,7 @@ def _add_mcp_servers(args: argparse.Namespace, box: Toolbox) -> None:
 
 def _given_agent(args: argparse.Namespace) -> Agent:
     if getattr(args, "agent", None):
+        _demo_only(args)
         return load_agent(args.agent)
     from .demo import demo_agent
 
