@@ -226,3 +226,12 @@ def journal_options(s: argparse.ArgumentParser) -> None:
         help="with --journal: delete the event logs (stream replay) of runs finished longer "
         "ago (default: keep them)",
     )
+
+
+def add_command(sub: Any, name: str, about: str) -> argparse.ArgumentParser:
+    """A subcommand whose one-line ``about`` is both its entry in the list and its help's
+    opening sentence."""
+    parser: argparse.ArgumentParser = sub.add_parser(
+        name, help=about, description=about[0].upper() + about[1:] + "."
+    )
+    return parser

@@ -16,14 +16,21 @@ from typing import Any
 from ._cli_agent import chosen_agent
 from ._cli_journal import journal_target
 from ._cli_logging import configure_logging
-from ._cli_options import JOURNAL_ENV, UsageError, deprecated, log_options, otel_option
+from ._cli_options import (
+    JOURNAL_ENV,
+    UsageError,
+    add_command,
+    deprecated,
+    log_options,
+    otel_option,
+)
 from .run import Agent
 
 
 def worker_parser(sub: Any, model_options: Callable[[argparse.ArgumentParser], None]) -> None:
     """Add ``worker`` to the subcommands; ``model_options`` adds --agent and the model's."""
-    w = sub.add_parser(
-        "worker", help="run the tools marked on_workers for serve --journal postgresql://…"
+    w = add_command(
+        sub, "worker", "run the tools marked on_workers for serve --journal postgresql://…"
     )
     w.add_argument(
         "--journal",

@@ -21,6 +21,7 @@ from ._cli_agent import AgentLoadError, build_model, chosen_agent, chosen_toolbo
 from ._cli_journal import JournalError, open_sqlite, redacted
 from ._cli_options import (
     UsageError,
+    add_command,
     agent_option,
     debug_option,
     expose_option,
@@ -152,32 +153,42 @@ def _tools_of(args: argparse.Namespace) -> tuple[list[Tool], dict[str, dict[str,
 def parser() -> argparse.ArgumentParser:
     from . import __version__
 
-    top = argparse.ArgumentParser(prog="callwright", description=__doc__.split("\n")[0])
+    top = argparse.ArgumentParser(
+        prog="callwright",
+        description="Serve, run and inspect a callwright agent: the demo agent on the embedded "
+        "model unless --agent names yours.",
+    )
     top.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     debug_option(top, top=True)
     sub = top.add_subparsers(dest="command", required=True)
 
-    s = sub.add_parser("serve", help="serve an agent over AG-UI and the AI SDK stream")
-    s.add_argument("--host", default="127.0.0.1")
-    s.add_argument("--port", type=int, default=8000)
+    s = add_command(
+        sub, "serve", "serve an agent over AG-UI and the AI SDK stream, with the playground page"
+    )
+    s.add_argument(
+        "--host", default="127.0.0.1", help="the address to listen on (default: 127.0.0.1)"
+    )
+    s.add_argument("--port", type=int, default=8000, help="the port (default: 8000)")
     log_options(s)
     journal_options(s)
     serve_options(s)
     model_options(s)
     s.set_defaults(handler=serve)
 
-    r = sub.add_parser("run", help="run one prompt against an agent in the terminal")
-    r.add_argument("prompt")
+    r = add_command(
+        sub, "run", "run one prompt against an agent in the terminal, asking before approvals"
+    )
+    r.add_argument("prompt", help="what to ask the agent")
     r.add_argument("--yes", action="store_true", help="approve every approval request")
     model_options(r)
     r.set_defaults(handler=run)
 
-    m = sub.add_parser("mcp", help="serve the agent's tools to an MCP client over stdio")
+    m = add_command(sub, "mcp", "serve the agent's tools to an MCP client over stdio")
     expose_option(m)
     model_options(m)
     m.set_defaults(handler=mcp)
 
-    t = sub.add_parser("tools", help="list an agent's tools and their schemas")
+    t = add_command(sub, "tools", "list an agent's tools and their schemas")
     t.add_argument("--json", action="store_true", help="print JSON instead of panels")
     agent_option(t)
     mcp_option(t)

@@ -8,13 +8,14 @@ The bound is the issue's: under 100 ms."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import socket
 import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import httpx
@@ -138,3 +139,90 @@ def test_a_backtracking_client_schema_does_not_hold_other_requests(url: str) -> 
     worst, text = asyncio.run(latency_while(url, body("pick", [PICK])))
     assert "does not match" in text  # the argument was checked, in linear time
     assert worst < LATENCY, f"a concurrent request took {worst * 1000:.0f} ms"
+
+
+def minimal_tools(n: int) -> list[dict[str, Any]]:
+    return [{"name": f"t{i}"} for i in range(n)]
+
+
+def heavy_tools(n: int, properties: int = 200) -> list[dict[str, Any]]:
+    """Front-end tools whose schemas cost real work to check and compile: patterns."""
+    return [
+        {
+            "name": f"heavy_{i}",
+            "description": "A front-end tool with many patterned fields.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    f"f{j}": {"type": "string", "pattern": f"^[a-z]{{1,{j % 9 + 1}}}-{i}-{j}$"}
+                    for j in range(properties)
+                },
+            },
+        }
+        for i in range(n)
+    ]
+
+
+def chat(text: str, tools: list[Any]) -> dict[str, Any]:
+    message = {"id": uuid.uuid4().hex, "role": "user", "parts": [{"type": "text", "text": text}]}
+    return {"id": f"c_{uuid.uuid4().hex}", "messages": [message], "tools": tools}
+
+
+@pytest.mark.parametrize("endpoint", ["/agui", "/api/chat"])
+def test_too_many_client_tools_are_refused_before_any_is_decoded(url: str, endpoint: str) -> None:
+    """110,000 minimal tools (1.6 MB, within the body limit) used to be decoded on the
+    event loop for 12–18 s, then run; 129 ran. Now both are 413 ``too_many_tools``; 128
+    (the default ``ServerLimits.max_client_tools``) still run."""
+    make = body if endpoint == "/agui" else chat
+    with httpx.Client(base_url=url, timeout=120) as http:
+        for n in (110_000, 129):
+            refused = http.post(endpoint, json=make("hello", minimal_tools(n)))
+            assert refused.status_code == 413, refused.text[:300]
+            error = refused.json()["error"]
+            assert error["code"] == "too_many_tools" and f"({n} > 128)" in error["message"]
+        served = http.post(endpoint, json=make("hello", minimal_tools(128)))
+        assert served.status_code == 200 and "Hi." in served.text
+
+
+async def answered_while_decoding(url: str, bad: dict[str, Any]) -> tuple[int, str]:
+    """How many ``GET /`` were sent after the bad request was uploaded and answered before
+    its response began (its body parsed and decoded meanwhile); and its text."""
+    data = json.dumps(bad).encode()
+    uploaded = asyncio.Event()
+
+    async def upload() -> AsyncIterator[bytes]:
+        for start in range(0, len(data), 64 * 1024):
+            yield data[start : start + 64 * 1024]
+        uploaded.set()
+
+    async with httpx.AsyncClient(base_url=url, timeout=120) as http:
+        await http.get("/")  # a warm connection
+        headers = {"content-type": "application/json"}
+        responded = asyncio.Event()
+
+        async def big() -> str:
+            async with http.stream("POST", "/agui", content=upload(), headers=headers) as r:
+                responded.set()
+                assert r.status_code == 200
+                return (await r.aread()).decode()
+
+        task = asyncio.create_task(big())
+        await uploaded.wait()
+        answered = 0
+        while not responded.is_set():
+            probe = await http.get("/")
+            assert probe.status_code == 200
+            answered += not responded.is_set()
+        return answered, await task
+
+
+def test_a_request_at_the_limit_with_heavy_schemas_does_not_hold_other_requests(
+    url: str,
+) -> None:
+    """128 client tools with 200 patterned fields each (1.5 MB): their checks and
+    validators took 2–3 s of the event loop, and no other request was answered until
+    they were done. Now they are decoded off the loop, and other requests are answered
+    while they are (compared by order, not by time)."""
+    answered, text = asyncio.run(answered_while_decoding(url, body("hello", heavy_tools(128))))
+    assert "Hi." in text
+    assert answered >= 10, f"only {answered} other requests answered while it was decoded"

@@ -85,7 +85,7 @@ async def test_a_heartbeat_in_a_batch_rolled_back_for_another_write_says_nothing
     with caplog.at_level("WARNING", logger="callwright.store"):
         results = await in_one_pass(
             (journal.plan_operations, (a.segment, [ROW])),  # the same operation: refused
-            (journal._heartbeat.heartbeat, ()),
+            (journal._tick, ()),  # one beat
         )
     assert isinstance(results[0], journal._errors) and results[1] is None
     assert journal._renewed > renewed
@@ -244,6 +244,7 @@ async def test_a_new_threads_request_starts_in_one_round_trip_and_a_busy_one_lea
         assert busy.value.code == "thread_busy"
         count = other.execute("SELECT count(*) FROM segments WHERE thread_id = 'tb'")
         assert count.fetchone() == (0,)
+        other.execute("SELECT pg_advisory_unlock_all()")  # not left to the backend's exit
     assert (await started(journal, "tb")).segment.seq == 0
 
     reused = journal.submit(journal.begin, "tc", "r-ta", [UserMessage("hi")], [], {})

@@ -64,7 +64,9 @@ def make_agent() -> Agent:
     return Agent(ScriptedModel(script, record=False), [delete_file, pay, weather, confirm])
 
 
-LIMITS = ServerLimits(max_body_bytes=64 * 1024, max_messages=50, max_json_depth=40)
+LIMITS = ServerLimits(
+    max_body_bytes=64 * 1024, max_messages=50, max_json_depth=40, max_client_tools=4, max_parts=30
+)
 
 
 @dataclass
@@ -291,6 +293,10 @@ def unknown_client_output_chat(env: Env) -> Any:
 BIG = b'{"threadId": "t", "runId": "r", "messages": [], "pad": "' + b"x" * 70_000 + b'"}'
 MANY = [{"id": f"m{i}", "role": "user", "content": "hi"} for i in range(51)]
 SHADOW = [{"name": "weather", "description": "", "parameters": {"type": "object"}}]
+FIVE_TOOLS = [{"name": "bad", "parameters": {"type": "nonsense"}}] + [
+    {"name": f"t{i}"} for i in range(4)
+]  # counted before any is decoded: the invalid first one is never looked at
+MANY_PARTS = [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": "hi"}] * 31}]
 
 CASES = [
     # --- AG-UI ---------------------------------------------------------------
@@ -356,6 +362,18 @@ CASES = [
     Case("agui too deeply nested", "/agui", raw(nested(100)), 400, "too_deep"),
     Case("agui pathologically nested", "/agui", raw(nested(50_000)), 413, "body_too_large"),
     Case("agui too many messages", "/agui", agui_with(messages=MANY), 413, "too_many_messages"),
+    Case("agui too many tools", "/agui", agui_with(tools=FIVE_TOOLS), 413, "too_many_tools"),
+    Case(
+        "agui too many parts",
+        "/agui",
+        agui_with(
+            messages=[
+                {"id": "u1", "role": "user", "content": [{"type": "text", "text": "hi"}] * 31}
+            ]
+        ),
+        413,
+        "too_many_parts",
+    ),
     Case("agui resume not a list", "/agui", agui_with(resume={"x": 1}), 400, "invalid_request"),
     Case(
         "agui resume without interruptId",
@@ -467,6 +485,20 @@ CASES = [
         "body_too_large",
     ),
     Case("chat too deeply nested", "/api/chat", raw(nested(60)), 400, "too_deep"),
+    Case(
+        "chat too many tools",
+        "/api/chat",
+        lambda e: {**chat("c-tools"), "tools": FIVE_TOOLS},
+        413,
+        "too_many_tools",
+    ),
+    Case(
+        "chat too many parts",
+        "/api/chat",
+        lambda e: chat("c-parts", None, MANY_PARTS),
+        413,
+        "too_many_parts",
+    ),
     Case(
         "chat client tool shadows a server tool",
         "/api/chat",

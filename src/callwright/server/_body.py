@@ -1,20 +1,36 @@
-"""A request body as a JSON object, within the server's limits.
+"""A request body as a JSON object, and then as a run's input, within the server's limits.
 
 Not Starlette's ``request.json()``: it reads any size of body into memory and
 accepts any JSON value at any depth. Here the declared and the streamed size are
 both capped, and a body that nests too deep is a 400, never a ``RecursionError``.
+
+Parsing and decoding a body is CPU work proportional to it (a client tool's schema
+checks and validator cost ~150 µs at the least, and much more with patterns), so it
+runs off the event loop, on a pool of its own of ``DECODE_THREADS`` threads: other
+requests are answered meanwhile, and a flood of large bodies queues there instead of
+taking every core. The counts of what a body holds are checked before any of it is
+decoded.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from starlette.requests import Request
 
+from .._threads import ToolThreads
 from ..run import json_depth
-from ..wire import FileLimits, WireError
+from ..wire import FileLimits, RunInput, WireError, agui, aisdk
+from ..wire._common import MAX_CLIENT_TOOLS, MAX_MESSAGES, MAX_PARTS
+
+T = TypeVar("T")
+
+DECODE_THREADS = 2
+"""Request bodies parsed and decoded at once: CPU work, so about the cores there are."""
+_decoding = ToolThreads(DECODE_THREADS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,13 +43,19 @@ class ServerLimits:
 
     max_body_bytes: int = 4 * 1024 * 1024
     """The largest request body read; a larger one is refused with 413."""
-    max_messages: int = 2_000
-    """The most messages a request may carry (413 beyond)."""
+    max_messages: int = MAX_MESSAGES
+    """The most messages a request may carry (413 ``too_many_messages`` beyond)."""
     max_json_depth: int = 64
     """The deepest nesting of the request body (400 beyond)."""
     files: FileLimits = field(default_factory=FileLimits)
     """Files and images in user messages: size, count and media types (raise
     ``max_body_bytes`` with ``files.max_file_bytes``: base64 adds a third)."""
+    max_client_tools: int = MAX_CLIENT_TOOLS
+    """The most front-end tools a request may declare (413 ``too_many_tools`` beyond,
+    before any is decoded)."""
+    max_parts: int = MAX_PARTS
+    """The most parts a request's messages may hold in all: AI SDK parts, AG-UI content
+    parts and tool calls (413 ``too_many_parts`` beyond, before any is decoded)."""
 
 
 async def read_json(request: Request, limits: ServerLimits) -> dict[str, Any]:
@@ -48,8 +70,43 @@ async def read_json(request: Request, limits: ServerLimits) -> dict[str, Any]:
         if size > limits.max_body_bytes:
             raise _too_large(limits)
         chunks.append(chunk)
+    return await off_loop(_parse, b"".join(chunks), limits)
+
+
+async def decode_agui(body: dict[str, Any], limits: ServerLimits) -> RunInput:
+    """``agui.decode_request`` within ``limits``, off the event loop."""
+    return await off_loop(
+        lambda: agui.decode_request(
+            body,
+            files=limits.files,
+            max_messages=limits.max_messages,
+            max_tools=limits.max_client_tools,
+            max_parts=limits.max_parts,
+        )
+    )
+
+
+async def decode_chat(body: dict[str, Any], limits: ServerLimits) -> RunInput:
+    """``aisdk.decode_request`` within ``limits``, off the event loop."""
+    return await off_loop(
+        lambda: aisdk.decode_request(
+            body,
+            files=limits.files,
+            max_messages=limits.max_messages,
+            max_tools=limits.max_client_tools,
+            max_parts=limits.max_parts,
+        )
+    )
+
+
+async def off_loop(fn: Callable[..., T], /, *args: Any) -> T:
+    """``fn(*args)`` on the decoding pool (see the module docstring)."""
+    return await _decoding.run(fn, *args)
+
+
+def _parse(data: bytes, limits: ServerLimits) -> dict[str, Any]:
     try:
-        text = b"".join(chunks).decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise WireError("the request body is not valid UTF-8", "invalid_utf8") from None
     try:

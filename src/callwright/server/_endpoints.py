@@ -28,7 +28,7 @@ from ..store import ApprovalSigner, Journal
 from ..wire import ApprovalLedger, MemoryApprovalLedger, RunInput, WireError, agui, aisdk
 from ..wire._base import SSEEncoder
 from ..wire._common import OwnedLedger, client_id
-from ._body import ServerLimits, read_json
+from ._body import ServerLimits, decode_agui, decode_chat, read_json
 from ._health import Readiness
 from ._responses import RunStream, refusal, replay_response
 from ._security import (
@@ -158,7 +158,7 @@ class Endpoints(Generic[DepsT]):
             caller = await self._admit(request, deps, principal, body=True)
             body = await read_json(request, self.limits)
             encoder = AGUIEncoder(protocol_1=agui.wants_protocol_1(body))
-            run_input = agui.decode_request(body, files=self.limits.files)
+            run_input = await decode_agui(body, self.limits)
             return await self._run(request, caller, run_input, encoder)
         except WireError as exc:
             return self._refuse(request, exc)
@@ -174,7 +174,7 @@ class Endpoints(Generic[DepsT]):
             caller = await self._admit(request, deps, principal, body=True)
             version = aisdk.client_version(request.headers, self.ai_sdk_version)
             body = await read_json(request, self.limits)
-            run_input = aisdk.decode_request(body, files=self.limits.files)
+            run_input = await decode_chat(body, self.limits)
             encoder = AISDKEncoder(version=version, message_id=aisdk.continued_message_id(body))
             return await self._run(request, caller, run_input, encoder)
         except WireError as exc:

@@ -36,6 +36,7 @@ from ..elicitation import InputAnswer
 from ..messages import Message
 from . import _owners
 from ._input import split_request
+from ._lease import LEASE_LAPSED, LeaseHolder
 from ._owners import Heartbeat
 from ._reads import JournalReads
 from ._recovery import INTERRUPTED, settle_run
@@ -90,7 +91,7 @@ PENDING_UPSERT = (  # a call's question replaces its approval's row, but not its
 )
 
 
-class SQLJournal(JournalReads, TakeOver):
+class SQLJournal(JournalReads, LeaseHolder, TakeOver):
     """A ``Journal`` on one SQL database (see ``SQLiteJournal`` and ``PostgresJournal``
     for the parameters).
 
@@ -137,11 +138,14 @@ class SQLJournal(JournalReads, TakeOver):
         self._owner_id = owner_id
         self._owner: str | None = None
         self._live: set[int] = set()
+        self._lost: dict[int, str] = {}
+        """Segments of ours that another process settled or took over while our lease
+        had lapsed (and what happened to them): their runs stop at their next write."""
         self._orphans: dict[int, list[tuple[str, Any]]] = {}
         self._planned: set[int] = set()
         self._renewed = 0.0
         self._idempotent: set[str] = set()
-        self._heartbeat = Heartbeat(self.heartbeat_seconds, self._writer.post, self._tick)
+        self._heartbeat = Heartbeat(self.heartbeat_seconds, self._writer.call, self._tick)
         self._closed = False
 
     @property
@@ -204,18 +208,12 @@ class SQLJournal(JournalReads, TakeOver):
             _owners.register(db, self._owner, db.now(), self.lease_seconds)
             self._mark_renewed()
 
-    def _mark_renewed(self) -> None:
-        before, self._renewed = self._renewed, time.monotonic()
-        self._txs.changed(lambda: setattr(self, "_renewed", before))
-
     def _tick(self) -> None:
-        """On the writer thread, each heartbeat: renew the lease, settle what is due. A
-        failure (a full disk) is the writer's to log, once it is known to be the beat's
-        own and not another write's in its batch; the next beat tries again."""
+        """On the writer thread, each heartbeat: hold the lease, settle what is due. A
+        failure (the database away, a full disk) is the heartbeat's to log and retry."""
         with self._tx() as db:
             if self._owner is not None:
-                _owners.renew(db, self._owner, db.now(), self.lease_seconds)
-            self._mark_renewed()
+                self._hold_lease(db)
         self.sweep()
 
     def ping(self) -> None:
@@ -256,6 +254,8 @@ class SQLJournal(JournalReads, TakeOver):
     ) -> Started:
         """Check the request against the thread and start a segment, atomically (see
         ``Journal.begin``)."""
+        if self._lease_lapsed():
+            raise Rejected(LEASE_LAPSED, "journal_unavailable", 503)
         with self._tx() as db:
             read = ("SELECT principal, state FROM threads WHERE id = ?", (thread_id,))
             first = None
@@ -401,11 +401,13 @@ class SQLJournal(JournalReads, TakeOver):
     # --- recording a segment ---------------------------------------------------------
 
     def _fence(self, db: Db, segment: Segment) -> None:
-        """Check that the segment still runs unless this process's lease is surely held
-        (renewed within half its length: no other process may have settled it)."""
+        """Check that the segment still runs here unless this process's lease is surely
+        held (renewed within half its length: no other process may have settled it or
+        taken it over); one found taken after a lapse (``_lost``) never writes again."""
+        self._refuse_lost(segment)
         held = time.monotonic() - self._renewed < self.lease_seconds / 2
         if self._owner is None or not held:
-            fence(db, segment)
+            fence(db, segment, self._owner)
 
     def next_operation(self, run_id: str) -> int:
         rows = self._read(
@@ -457,6 +459,9 @@ class SQLJournal(JournalReads, TakeOver):
             append_events(db, segment.id, events)
 
     def append_events(self, segment: Segment, events: list[tuple[int, str, bytes]]) -> None:
+        """Frames only: not fenced (a frame in a settled run's log harms nothing), but never
+        in a run found taken over after a lapse (its log is the new owner's now)."""
+        self._refuse_lost(segment)
         with self._txs.tx(writes_only=True) as db:
             append_events(db, segment.id, events)
 
@@ -519,8 +524,9 @@ class SQLJournal(JournalReads, TakeOver):
     def release(self, segment: Segment, unwritten: list[tuple[str, Any]] | None = None) -> None:
         """See ``Journal.release``: a segment left running is settled now if the journal
         can be written, else on a later heartbeat (or when its thread is next used)."""
-        if unwritten is None:
+        if unwritten is None or segment.id in self._lost:
             self._live.discard(segment.id)
+            self._lost.pop(segment.id, None)
             return
         self._orphans[segment.id] = list(unwritten)
         self._live.discard(segment.id)

@@ -9,15 +9,19 @@ reused process id would look alive only until the lease runs out.
 
 from __future__ import annotations
 
+import concurrent.futures
+import logging
 import os
 import secrets
 import socket
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from ._sql import Db
 
+log = logging.getLogger("callwright.store")
 HOST = socket.gethostname()
 
 LIVE_HERE: set[str] = set()
@@ -56,6 +60,25 @@ def renew(db: Db, owner_id: str, now: float, lease: float) -> None:
         "ON CONFLICT (id) DO UPDATE SET expires_at = excluded.expires_at",
         (owner_id, HOST, os.getpid(), now, now + lease),
     )
+
+
+def lapse(db: Db, owner_id: str, now: float) -> str | None:
+    """Why this process's own lease is no longer its (None: it is held). Read under the
+    row's lock, so that no other process takes it between this check and the renewal."""
+    row = db.execute(
+        "SELECT host, pid, expires_at, taken_by FROM owners WHERE id = ?" + db.for_update,
+        (owner_id,),
+    ).fetchone()
+    if row is None:
+        return "its row was gone"
+    host, pid, expires_at, taken_by = row
+    if taken_by is not None:
+        return f"it was taken over by {taken_by}"
+    if expires_at < now:
+        return f"it expired {now - expires_at:.1f} s ago"
+    if host != HOST or pid != os.getpid():
+        return "another process registered under its id"
+    return None
 
 
 def alive(db: Db, owner_id: str | None, now: float) -> bool:
@@ -105,18 +128,32 @@ def process_exists(pid: int) -> bool:
     return stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3] != b"Z"
 
 
+RETRY_SECONDS = 0.1
+"""The first retry after a failed beat; each next one waits twice as long, up to the
+heartbeat's interval."""
+
+
 class Heartbeat:
-    """A thread that posts ``tick`` to the journal's writer every ``interval`` seconds
-    (never a second one while the first is still queued: a slow writer is not buried)."""
+    """A thread that has the journal's writer run ``tick`` every ``interval`` seconds.
+
+    One beat at a time: the next is queued only once the last one is over, whether it
+    succeeded or failed (a slow writer is not buried; a batch that failed at ``BEGIN``
+    before the beat ran does not stop the beats). A failed beat (the database away, its
+    write lock held elsewhere) is tried again sooner, backing off from
+    ``RETRY_SECONDS`` to ``interval``: the lease is renewed as soon as the database
+    answers again. An outage is logged once when it starts and once when it is over.
+    """
 
     def __init__(
-        self, interval: float, post: Callable[[Callable[[], None]], None], tick: Callable[[], None]
+        self,
+        interval: float,
+        call: Callable[[Callable[[], None]], concurrent.futures.Future[None]],
+        tick: Callable[[], None],
     ) -> None:
         self.interval = interval
-        self._post = post
+        self._call = call
         self._tick = tick
         self._stop = threading.Event()
-        self._queued = threading.Event()
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
@@ -129,14 +166,30 @@ class Heartbeat:
             self._thread.join(10)
 
     def _beat(self) -> None:
-        while not self._stop.wait(self.interval):
-            if not self._queued.is_set():
-                self._queued.set()
-                self._post(self.heartbeat)
+        delay = self.interval
+        failing_since: float | None = None
+        while not self._stop.wait(delay):
+            error = self._once()
+            if error is None:
+                if failing_since is not None:
+                    log.warning(
+                        "journal heartbeat renewed the lease again after %.1f s of failures",
+                        time.monotonic() - failing_since,
+                    )
+                failing_since, delay = None, self.interval
+                continue
+            if failing_since is None:
+                log.warning("journal heartbeat failed (%s); trying again until it succeeds", error)
+                failing_since, delay = time.monotonic(), RETRY_SECONDS
+            else:
+                delay = min(delay * 2, self.interval)
 
-    def heartbeat(self) -> None:
-        """One beat, on the writer (named so: the writer logs a failed call by its name)."""
-        try:
-            self._tick()
-        finally:
-            self._queued.clear()
+    def _once(self) -> BaseException | None:
+        """One beat on the writer: its error, or None (also when stopped meanwhile)."""
+        future = self._call(self._tick)
+        while not self._stop.is_set():
+            try:
+                return future.exception(timeout=1.0)
+            except concurrent.futures.TimeoutError:
+                continue
+        return None

@@ -196,14 +196,17 @@ def upsert_thread_and_run(
     )
 
 
-def fence(db: Db, segment: Segment) -> None:
-    """Write only to a segment that is still running (not settled by another process
-    whose view was that this one's owner had gone)."""
+def fence(db: Db, segment: Segment, owner: str | None = None) -> None:
+    """Write only to a segment that is still running, under ``owner`` when given (not
+    settled, nor taken over, by another process whose view was that this one's owner
+    had gone)."""
     row = db.execute(
-        "SELECT status FROM segments WHERE id = ?" + db.for_update, (segment.id,)
+        "SELECT status, owner FROM segments WHERE id = ?" + db.for_update, (segment.id,)
     ).fetchone()
     if row is not None and row[0] != "running":
         raise RuntimeError(f"run {segment.run_id} was settled by recovery; it cannot go on")
+    if row is not None and owner is not None and row[1] != owner:
+        raise RuntimeError(f"run {segment.run_id} was taken over by another process; it stops here")
 
 
 def operation_row(

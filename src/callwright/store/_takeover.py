@@ -47,6 +47,9 @@ class TakeOver:
     def _add(self, items: set[int], item: int) -> None:
         raise NotImplementedError
 
+    def _hold_lease(self, db: Db) -> None:
+        raise NotImplementedError
+
     def gone_owners(self) -> list[str]:
         """Owners that are gone (lease expired, process gone, or closed) and still own
         running segments, not already taken by a live owner (this one included)."""
@@ -77,8 +80,8 @@ class TakeOver:
         if gone_owner == owner:
             return False
         with self._tx() as db:
+            self._hold_lease(db)
             now = db.now()
-            _owners.renew(db, owner, now, self.lease_seconds)
             db.execute(  # an owner whose row is gone (closed) gets one to hold the claim
                 "INSERT INTO owners (id, host, pid, started_at, expires_at) "
                 "VALUES (?, '', 0, 0, 0) ON CONFLICT (id) DO NOTHING",
@@ -114,8 +117,8 @@ class TakeOver:
         owner = self._become_owner()
         self._idempotent |= idempotent
         with self._tx() as db:
+            self._hold_lease(db)
             now = db.now()
-            _owners.renew(db, owner, now, self.lease_seconds)
             found = _running_segment(db, request_id, principal)
             if found is None:
                 return None

@@ -15,6 +15,7 @@ so that one run's failing write does not fail every run whose write shared its b
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import logging
 import queue
@@ -34,8 +35,9 @@ _Outcome = tuple["asyncio.Future[Any]", Any, BaseException | None]
 class _Item:
     fn: Callable[..., Any]
     args: tuple[Any, ...]
-    future: asyncio.Future[Any] | None
-    """Resolved on its loop once the batch is over (None: nobody waits)."""
+    future: asyncio.Future[Any] | concurrent.futures.Future[Any] | None
+    """Resolved once the batch is over: on its loop, or from the writer thread for a
+    thread's future (None: nobody waits)."""
 
 
 _STOP = object()
@@ -71,6 +73,9 @@ class JournalWriter:
         self._closed = False
         self._lock = threading.Lock()
         self._waiting: dict[asyncio.AbstractEventLoop, list[_Item]] = {}
+        self._failing = False
+        """The last batch failed whole (the database away): the next failure is not
+        logged again, only the first of an outage."""
 
     def submit(self, fn: Callable[..., T], /, *args: Any) -> asyncio.Future[T] | None:
         """Queue ``fn(*args)``. On an event loop: a future of its result (or exception);
@@ -98,6 +103,17 @@ class JournalWriter:
             waiting = self._waiting[loop] = []
             loop.call_soon(self._hand_over, loop)
         waiting.append(item)
+        return future
+
+    def call(self, fn: Callable[..., T], /, *args: Any) -> concurrent.futures.Future[T]:
+        """Queue ``fn(*args)`` for a thread that waits for its outcome (the heartbeat): the
+        future is resolved even when the batch failed before ``fn`` ran (at ``BEGIN``)."""
+        future: concurrent.futures.Future[T] = concurrent.futures.Future()
+        if self._closed:
+            future.set_exception(RuntimeError("the journal is closed"))
+            return future
+        self._start()
+        self._queue.put(_Item(fn, args, future))
         return future
 
     def post(self, fn: Callable[..., Any], /, *args: Any) -> None:
@@ -193,9 +209,13 @@ class JournalWriter:
         except RolledBack as rolled:
             return done, rolled
         except Exception as exc:  # the transaction failed: nothing of it is durable
-            log.warning("journal batch of %d writes failed: %s", len(items), exc)
+            if not self._failing:
+                log.warning("journal batch of %d writes failed: %s", len(items), exc)
+            self._failing = True
             errors = {id(item): error for item, _, error in done}
             done = [(item, None, errors.get(id(item)) or exc) for item in items]
+            return done, None
+        self._failing = False
         return done, None
 
 
@@ -203,7 +223,12 @@ def _hand_back(done: list[tuple[_Item, Any, BaseException | None]]) -> None:
     """Resolve the futures on their loops: one callback per loop per batch."""
     by_loop: dict[asyncio.AbstractEventLoop, list[_Outcome]] = {}
     for item, value, error in done:
-        if item.future is not None:
+        if isinstance(item.future, concurrent.futures.Future):
+            if error is None:
+                item.future.set_result(value)
+            else:
+                item.future.set_exception(error)
+        elif item.future is not None:
             by_loop.setdefault(item.future.get_loop(), []).append((item.future, value, error))
         elif error is not None:
             log.warning("journal write %s failed: %s", getattr(item.fn, "__name__", ""), error)

@@ -115,12 +115,44 @@ class RunInput:
     """AG-UI ``forwardedProps``: handed to the agent's code as ``ToolContext.forwarded_props``."""
 
 
-def client_tools_from(definitions: Any, where: str) -> list[Tool]:
-    """``[{name, description, parameters}]`` (AG-UI ``tools``, our AI SDK ``tools``) -> tools."""
+MAX_MESSAGES = 2_000
+"""The most messages a request may carry (``ServerLimits.max_messages``)."""
+MAX_CLIENT_TOOLS = 128
+"""The most front-end tools a request may declare (``ServerLimits.max_client_tools``):
+each costs a schema check and a validator, so their number is bounded before either."""
+MAX_PARTS = 20_000
+"""The most parts a request's messages may hold in all (``ServerLimits.max_parts``): AI
+SDK parts, AG-UI content parts and tool calls."""
+
+
+def check_count(items: Any, most: int, what: str, code: str) -> None:
+    """Refuse a list longer than ``most`` (413 ``code``) before any of it is decoded."""
+    if isinstance(items, list) and len(items) > most:
+        raise WireError(f"too many {what} ({len(items)} > {most})", code, 413)
+
+
+def check_parts(messages: list[Any], most: int, keys: tuple[str, ...]) -> None:
+    """Refuse messages whose parts (the lists under ``keys``: AI SDK ``parts``, AG-UI
+    ``content`` and ``toolCalls``) number more than ``most`` in all (413)."""
+    parts = sum(
+        len(m[key])
+        for m in messages
+        if isinstance(m, dict)
+        for key in keys
+        if isinstance(m.get(key), list)
+    )
+    if parts > most:
+        raise WireError(f"too many message parts ({parts} > {most})", "too_many_parts", 413)
+
+
+def client_tools_from(definitions: Any, where: str, most: int = MAX_CLIENT_TOOLS) -> list[Tool]:
+    """``[{name, description, parameters}]`` (AG-UI ``tools``, our AI SDK ``tools``) -> tools,
+    at most ``most`` of them (413 ``too_many_tools`` beyond, before any is decoded)."""
     if definitions is None:
         return []
     if not isinstance(definitions, list):
         raise WireError(f"{where} must be a list of tool definitions", "invalid_request")
+    check_count(definitions, most, f"client tools in {where}", "too_many_tools")
     tools: list[Tool] = []
     for item in definitions:
         if not isinstance(item, dict) or not isinstance(item.get("name"), str):

@@ -89,9 +89,14 @@ from ..messages import (
 )
 from ._base import HEADERS, DeltaFrame, Payload, Payloads, SSEEncoder, major_version, on
 from ._common import (
+    MAX_CLIENT_TOOLS,
+    MAX_MESSAGES,
+    MAX_PARTS,
     ApprovalClaim,
     RunInput,
     WireError,
+    check_count,
+    check_parts,
     client_id,
     client_tools_from,
     optional_id,
@@ -111,14 +116,26 @@ INPUT_REASON = "input_required"
 # --- request -> run input -------------------------------------------------------------
 
 
-def decode_request(body: Any, *, files: FileLimits = DEFAULT_FILE_LIMITS) -> RunInput:
-    """A ``RunAgentInput`` as a ``RunInput``; raises ``WireError`` (4xx) when malformed or
-    when a user message's files are beyond ``files`` (see ``_files``)."""
+def decode_request(
+    body: Any,
+    *,
+    files: FileLimits = DEFAULT_FILE_LIMITS,
+    max_messages: int = MAX_MESSAGES,
+    max_tools: int = MAX_CLIENT_TOOLS,
+    max_parts: int = MAX_PARTS,
+) -> RunInput:
+    """A ``RunAgentInput`` as a ``RunInput``; raises ``WireError`` (4xx) when malformed,
+    when a user message's files are beyond ``files`` (see ``_files``), or when it holds
+    more messages, parts (content parts and tool calls, in all) or tools than allowed
+    (checked before any is decoded)."""
     if not isinstance(body, dict):
         raise WireError("the request body must be a RunAgentInput object", "invalid_request")
     raw_messages = body.get("messages")
     if not isinstance(raw_messages, list):
         raise WireError("RunAgentInput.messages must be a list", "invalid_request")
+    check_count(raw_messages, max_messages, "messages", "too_many_messages")
+    check_count(body.get("tools"), max_tools, "client tools", "too_many_tools")
+    check_parts(raw_messages, max_parts, ("content", "toolCalls"))
     messages = decode_messages(raw_messages, files)
     context = _context_message(body.get("context"))
     if context is not None:
@@ -131,7 +148,7 @@ def decode_request(body: Any, *, files: FileLimits = DEFAULT_FILE_LIMITS) -> Run
         raise WireError("RunAgentInput.forwardedProps must be an object", "invalid_request")
     return RunInput(
         messages=messages,
-        client_tools=client_tools_from(body.get("tools"), "RunAgentInput.tools"),
+        client_tools=client_tools_from(body.get("tools"), "RunAgentInput.tools", max_tools),
         claims=_claims(body.get("resume")),
         state=state,
         run_id=optional_id(body.get("runId"), "runId"),

@@ -97,9 +97,14 @@ from ..messages import (
 )
 from ._base import DeltaFrame, Payload, Payloads, SSEEncoder, major_version, on, sse_headers
 from ._common import (
+    MAX_CLIENT_TOOLS,
+    MAX_MESSAGES,
+    MAX_PARTS,
     ApprovalClaim,
     RunInput,
     WireError,
+    check_count,
+    check_parts,
     client_id,
     client_tools_from,
     optional_id,
@@ -138,19 +143,30 @@ def client_version(headers: Mapping[str, str], default: int = 6) -> int:
 # --- request -> run input ----------------------------------------------------------------
 
 
-def decode_request(body: Any, *, files: FileLimits = DEFAULT_FILE_LIMITS) -> RunInput:
+def decode_request(
+    body: Any,
+    *,
+    files: FileLimits = DEFAULT_FILE_LIMITS,
+    max_messages: int = MAX_MESSAGES,
+    max_tools: int = MAX_CLIENT_TOOLS,
+    max_parts: int = MAX_PARTS,
+) -> RunInput:
     """useChat's body (``id``, ``messages``, ``trigger``, ``messageId``) as a ``RunInput``.
 
     Approvals answered in the last assistant message become claims; calls left
     without a result in earlier messages are closed with a "not executed"
     result, since the conversation moved past them. A user message's ``file`` parts
-    become its ``files`` within ``files`` (see ``_files``).
+    become its ``files`` within ``files`` (see ``_files``). More messages, parts (in
+    all) or tools than allowed are refused before any is decoded.
     """
     if not isinstance(body, dict):
         raise WireError("the request body must be a JSON object", "invalid_request")
     raw = body.get("messages")
     if not isinstance(raw, list):
         raise WireError("messages must be a list of UI messages", "invalid_request")
+    check_count(raw, max_messages, "messages", "too_many_messages")
+    check_count(body.get("tools"), max_tools, "client tools", "too_many_tools")
+    check_parts(raw, max_parts, ("parts",))
     messages: list[Message] = []
     claims: list[ApprovalClaim] = []
     for index, item in enumerate(raw):
@@ -170,7 +186,7 @@ def decode_request(body: Any, *, files: FileLimits = DEFAULT_FILE_LIMITS) -> Run
     chat_id = optional_id(body.get("id"), "the chat id")
     return RunInput(
         messages=messages,
-        client_tools=client_tools_from(body.get("tools"), "tools"),
+        client_tools=client_tools_from(body.get("tools"), "tools", max_tools),
         claims=_with_approvals(claims, body.get("approvals")),
         thread_id=chat_id,
     )
