@@ -92,6 +92,10 @@ def build_app(
     async def replay(request: Request, run_id: str, user: User) -> Response:
         return await endpoints.handle_replay(request, run_id=run_id, principal=user)
 
+    # The probes need no token: a load balancer sends none, and they reveal nothing.
+    app.add_api_route("/healthz", endpoints.handle_health, methods=["GET", "HEAD"])
+    app.add_api_route("/readyz", endpoints.handle_ready, methods=["GET", "HEAD"])
+
     # CORS preflights carry no credentials: answered before authentication.
     for path in ("/agui", "/api/chat", "/api/chat/{chat_id}/stream", "/runs/{run_id}/events"):
         app.add_api_route(path, endpoints.handle_preflight, methods=["OPTIONS"])

@@ -129,6 +129,15 @@ def test_the_ai_sdk_resume_route_is_mounted(served: tuple[Server, SQLiteJournal]
     assert idle.status_code == 204
 
 
+def test_the_probes_are_mounted_and_need_no_token(served: tuple[Server, SQLiteJournal]) -> None:
+    """A load balancer sends no token: ``/healthz`` and ``/readyz`` answer without one."""
+    server, _ = served
+    with httpx.Client(base_url=server.url, timeout=30) as http:
+        health, ready = http.get("/healthz"), http.get("/readyz")
+    assert (health.status_code, health.json()) == (200, {"status": "ok"})
+    assert ready.status_code == 200 and ready.json()["status"] == "ready"
+
+
 def test_a_dropped_stream_is_replayed_to_an_authenticated_caller(
     served: tuple[Server, SQLiteJournal],
 ) -> None:
