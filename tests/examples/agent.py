@@ -1,0 +1,90 @@
+"""The scripted agent the starter front ends are driven against.
+
+A scripted model picks its first turn from a keyword of the latest user message and,
+once tool results are in, answers ``Done: tool=result; ...``, so a test reads on the
+page exactly what the model saw. Tool arguments stream in paced chunks (as a real
+model writes them), so a page shows a call while its arguments are still arriving.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+from callwright import Agent, ToolContext, tool
+from callwright.messages import ToolResultMessage, UserMessage
+from callwright.models import ModelEvent, ModelRequest, ScriptedModel, ToolCallDeltaPart, call
+
+ARGUMENT_PAUSE = 0.25
+"""Seconds between two chunks of a call's arguments: long enough for a page to show them
+arriving, short enough to keep the tests quick."""
+
+
+@tool
+async def deploy(env: str, ctx: ToolContext) -> dict[str, Any]:
+    """Deploys in three stages, with progress and a partial output per stage."""
+    for stage in range(1, 4):
+        ctx.progress(f"stage {stage} of 3", stage / 3)
+        ctx.update({"env": env, "stage": stage})
+        await asyncio.sleep(0.3)
+    return {"env": env, "status": "deployed"}
+
+
+@tool(requires_approval=True)
+def delete_file(path: str) -> str:
+    """Deletes a file; a human approves each call."""
+    return f"deleted {path}"
+
+
+def _files_seen(user: UserMessage) -> str:
+    return ", ".join(f"{f.filename or 'unnamed'} ({f.media_type})" for f in user.files)
+
+
+def script(request: ModelRequest) -> list[Any]:
+    messages = request.messages
+    last_user = max(i for i, m in enumerate(messages) if isinstance(m, UserMessage))
+    user = messages[last_user]
+    assert isinstance(user, UserMessage)
+    results = [m for m in messages[last_user + 1 :] if isinstance(m, ToolResultMessage)]
+    if results:
+        seen = "; ".join(
+            f"{r.tool_name}={r.content}" + (" (error)" if r.is_error else "") for r in results
+        )
+        return [f"Done: {seen}"]
+    if user.files:
+        return [f"I received {len(user.files)} file(s): {_files_seen(user)}."]
+    words = user.content.lower().split()
+    if "deploy" in words:
+        args = ['{"env"', ': "sta', "ging", '"}']
+        return [call("deploy", {"env": "staging"}, id="call_deploy", chunks=args)]
+    if "clean" in words:
+        return [
+            call("delete_file", {"path": "a.txt"}, id="call_delete_a"),
+            call("delete_file", {"path": "b.txt"}, id="call_delete_b"),
+        ]
+    if "color" in words:
+        return [call("pick_color", {"options": ["red", "blue"]}, id="call_color")]
+    return [f"I have no script for {user.content!r}."]
+
+
+class PacedModel:
+    """The scripted model, pausing after each chunk of tool-call arguments."""
+
+    def __init__(self, model: ScriptedModel, pause: float = ARGUMENT_PAUSE) -> None:
+        self.model = model
+        self.pause = pause
+        self.name = model.name
+        self.modes = model.modes
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        async for event in self.model.stream(request):
+            yield event
+            if isinstance(event, ToolCallDeltaPart):
+                await asyncio.sleep(self.pause)
+
+
+def make_agent() -> tuple[Agent, ScriptedModel]:
+    """The agent, and its scripted model (whose ``requests`` a test reads)."""
+    model = ScriptedModel(script, split_text=True)
+    return Agent(PacedModel(model), [deploy, delete_file]), model
