@@ -63,8 +63,8 @@ def script(request: ModelRequest) -> list[Any]:
             call("delete_file", {"path": "a.txt"}, id="call_delete_a"),
             call("delete_file", {"path": "b.txt"}, id="call_delete_b"),
         ]
-    if "color" in words:
-        return [call("pick_color", {"options": ["red", "blue"]}, id="call_color")]
+    if "where" in words:  # a front-end tool: the AG-UI starter declares it and runs it
+        return [call("user_locale", {}, id="call_locale")]
     return [f"I have no script for {user.content!r}."]
 
 
