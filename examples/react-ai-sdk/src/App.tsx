@@ -4,6 +4,7 @@ import { useChat } from "@ai-sdk/react";
 import {
   DefaultChatTransport,
   generateId,
+  isToolUIPart,
   lastAssistantMessageIsCompleteWithApprovalResponses,
 } from "ai";
 import { useRef, useState, type FormEvent } from "react";
@@ -40,6 +41,9 @@ export function App() {
   const [files, setFiles] = useState<FileList | undefined>();
   const fileInput = useRef<HTMLInputElement>(null);
   const busy = status === "submitted" || status === "streaming";
+  const asking = messages
+    .at(-1)
+    ?.parts.some((p) => isToolUIPart(p) && p.state === "approval-requested");
 
   function submit(event: FormEvent) {
     event.preventDefault();
@@ -55,7 +59,9 @@ export function App() {
     <main>
       <header>
         <h1>callwright · AI SDK starter</h1>
-        <span className="status" data-status={status}>{status}</span>
+        <span className="status" data-status={status}>
+          {asking && !busy ? "awaiting approval" : status}
+        </span>
       </header>
       <section className="log">
         {messages.length === 0 && <p className="empty">Ask the agent something.</p>}
