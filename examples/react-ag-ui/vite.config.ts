@@ -9,6 +9,7 @@ export default defineConfig({
   // @ag-ui/client brings rxjs and zod: about 510 kB minified (134 kB gzipped).
   build: { chunkSizeWarningLimit: 700 },
   server: {
-    proxy: { "/agui": "http://127.0.0.1:8000" },
+    // changeOrigin stays false: callwright checks the Origin against the Host it sees.
+    proxy: { "/agui": { target: "http://127.0.0.1:8000", changeOrigin: false } },
   },
 });

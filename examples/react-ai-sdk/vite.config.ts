@@ -7,6 +7,7 @@ import { defineConfig } from "vite";
 export default defineConfig({
   plugins: [react()],
   server: {
-    proxy: { "/api": "http://127.0.0.1:8000" },
+    // changeOrigin stays false: callwright checks the Origin against the Host it sees.
+    proxy: { "/api": { target: "http://127.0.0.1:8000", changeOrigin: false } },
   },
 });
