@@ -9,6 +9,7 @@ model writes them), so a page shows a call while its arguments are still arrivin
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -29,6 +30,20 @@ async def deploy(env: str, ctx: ToolContext) -> dict[str, Any]:
         ctx.update({"env": env, "stage": stage})
         await asyncio.sleep(0.3)
     return {"env": env, "status": "deployed"}
+
+
+RELEASE = threading.Event()
+"""Set by a test to let ``hold`` finish: a reply that streams for exactly as long as the
+test needs, without a timing guess."""
+
+
+@tool
+async def hold(ctx: ToolContext) -> str:
+    """Runs until the test sets ``RELEASE``."""
+    ctx.progress("holding")
+    while not RELEASE.is_set():
+        await asyncio.sleep(0.05)
+    return "released"
 
 
 @tool(requires_approval=True)
@@ -58,6 +73,8 @@ def script(request: ModelRequest) -> list[Any]:
     if "deploy" in words:
         args = ['{"env"', ': "sta', "ging", '"}']
         return [call("deploy", {"env": "staging"}, id="call_deploy", chunks=args)]
+    if "hold" in words:
+        return [call("hold", {}, id="call_hold")]
     if "clean" in words:
         return [
             call("delete_file", {"path": "a.txt"}, id="call_delete_a"),
@@ -87,4 +104,4 @@ class PacedModel:
 def make_agent() -> tuple[Agent, ScriptedModel]:
     """The agent, and its scripted model (whose ``requests`` a test reads)."""
     model = ScriptedModel(script, split_text=True)
-    return Agent(PacedModel(model), [deploy, delete_file]), model
+    return Agent(PacedModel(model), [deploy, hold, delete_file]), model

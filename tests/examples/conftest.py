@@ -87,6 +87,9 @@ class Starters:
     """The helpers the tests of both apps share (tests are not a package: they get
     them from the ``starters`` fixture)."""
 
+    agent = scripted
+    """tests/examples/agent.py: its tools, script and ``RELEASE``."""
+
     @staticmethod
     def serve(app: str, tmp: Path, *, journal: bool = False) -> tuple[Server, Any]:
         """The app's ``server.py`` serving its build and a fresh scripted agent, and the

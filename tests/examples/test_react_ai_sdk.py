@@ -117,3 +117,29 @@ def test_a_reload_asks_to_resume_the_chat_and_shows_no_error_when_nothing_runs(
     assert resumed.value.status == 204  # nothing runs in the chat
     expect(page.locator(".status")).to_have_text("ready")
     expect(page.locator(".error")).to_have_count(0)
+
+
+def test_a_second_tab_on_the_chat_resumes_the_reply_being_streamed(
+    page: Any, browser: Any, starters: Any
+) -> None:
+    release = starters.agent.RELEASE
+    release.clear()
+    send(page, "hold on")
+    expect(page.locator(".card[data-tool=hold] .progress-text")).to_have_text("holding")
+    # the same #chat= id while the reply streams: useChat({resume: true}) asks for it
+    other = starters.open_page(browser, page.url)
+    try:
+        card = other.locator(".card[data-tool=hold]")
+        # the replay rebuilds the running call (progress reported before it is not replayed)
+        expect(card).to_have_attribute("data-state", "input-available", timeout=15_000)
+        expect(other.locator(".status")).to_have_text("streaming")
+        release.set()
+        expect(other.locator(".message.assistant").last).to_contain_text(
+            "Done: hold=released", timeout=15_000
+        )
+        expect(card).to_have_attribute("data-state", "output-available")
+        expect(page.locator(".message.assistant").last).to_contain_text("Done: hold=released")
+        assert other.console_errors == []
+    finally:
+        release.set()
+        other.context.close()
