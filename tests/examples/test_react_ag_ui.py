@@ -119,3 +119,21 @@ def test_an_image_and_a_text_file_reach_the_model(
         ("dot.png", "image/png", PIXEL),
         ("note.txt", "text/plain", b"buy milk"),
     ]
+
+
+def test_a_refused_file_is_reported_on_the_page(page: Any, tmp_path: Path) -> None:
+    table = tmp_path / "table.csv"
+    table.write_text("a,b\n1,2\n")
+    page.get_by_label("Attach files").set_input_files(str(table))
+    send(page, "read this")
+    error = page.locator(".error")
+    expect(error).to_contain_text(
+        "media type 'text/csv' is not accepted (accepted: application/pdf, image/gif, "
+        "image/jpeg, image/png, image/webp, text/plain) (unsupported_media_type)",
+        timeout=15_000,
+    )
+    # the browser logs the refused request, and @ag-ui/client its failed run
+    assert all(
+        "status of 400" in e or e.startswith("Agent execution failed") for e in page.console_errors
+    )
+    page.console_errors.clear()

@@ -143,3 +143,19 @@ def test_a_second_tab_on_the_chat_resumes_the_reply_being_streamed(
     finally:
         release.set()
         other.context.close()
+
+
+def test_a_refused_file_is_reported_on_the_page(page: Any, tmp_path: Path) -> None:
+    table = tmp_path / "table.csv"
+    table.write_text("a,b\n1,2\n")
+    page.get_by_label("Attach files").set_input_files(str(table))
+    send(page, "read this")
+    error = page.locator(".error")
+    expect(error).to_contain_text(
+        "media type 'text/csv' is not accepted (accepted: application/pdf, image/gif, "
+        "image/jpeg, image/png, image/webp, text/plain) (unsupported_media_type)",
+        timeout=15_000,
+    )
+    # the browser logs the refused request itself; nothing else went wrong
+    assert all("status of 400" in e for e in page.console_errors)
+    page.console_errors.clear()

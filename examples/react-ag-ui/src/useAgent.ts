@@ -70,7 +70,7 @@ export function useAgent(url: string, tools: FrontEndTool[]): Agent {
             },
           );
         } catch (e) {
-          setError(e instanceof Error ? e.message : String(e));
+          setError(describe(e));
           setStatus("error");
           return;
         }
@@ -113,6 +113,14 @@ export function useAgent(url: string, tools: FrontEndTool[]): Agent {
   );
 
   return { messages, argumentsDone, interrupts, answers, status, error, send, answer };
+}
+
+// A refused request (HTTP 4xx) carries callwright's {"error": {"message", "code"}} as the
+// client's `payload`; anything else (a dropped connection) its own message.
+function describe(e: unknown): string {
+  const body = (e as { payload?: { error?: { message?: string; code?: string } } }).payload;
+  if (body?.error?.message) return `${body.error.message} (${body.error.code})`;
+  return e instanceof Error ? e.message : String(e);
 }
 
 async function runFrontEndTool(

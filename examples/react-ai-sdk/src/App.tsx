@@ -27,6 +27,16 @@ function chatId(): string {
   return id;
 }
 
+// A refused request's body is callwright's {"error": {"message", "code"}}: show that.
+function describe(error: Error): string {
+  try {
+    const { message, code } = JSON.parse(error.message).error;
+    return `${message} (${code})`;
+  } catch {
+    return error.message;
+  }
+}
+
 export function App() {
   const [id] = useState(chatId);
   const { messages, sendMessage, addToolApprovalResponse, status, error, stop } =
@@ -74,7 +84,7 @@ export function App() {
             }
           />
         ))}
-        {error && <p className="error">Something went wrong: {error.message}</p>}
+        {error && <p className="error">Something went wrong: {describe(error)}</p>}
       </section>
       <form className="composer" onSubmit={submit}>
         <input
