@@ -46,6 +46,12 @@ async def hold(ctx: ToolContext) -> str:
     return "released"
 
 
+@tool
+def check_disk() -> str:
+    """Fails, as a tool does when the world is not as it expects."""
+    raise RuntimeError("the disk is full")
+
+
 @tool(requires_approval=True)
 def delete_file(path: str) -> str:
     """Deletes a file; a human approves each call."""
@@ -73,6 +79,8 @@ def script(request: ModelRequest) -> list[Any]:
     if "deploy" in words:
         args = ['{"env"', ': "sta', "ging", '"}']
         return [call("deploy", {"env": "staging"}, id="call_deploy", chunks=args)]
+    if "disk" in words:
+        return [call("check_disk", {}, id="call_disk")]
     if "hold" in words:
         return [call("hold", {}, id="call_hold")]
     if "clean" in words:
@@ -104,4 +112,4 @@ class PacedModel:
 def make_agent() -> tuple[Agent, ScriptedModel]:
     """The agent, and its scripted model (whose ``requests`` a test reads)."""
     model = ScriptedModel(script, split_text=True)
-    return Agent(PacedModel(model), [deploy, hold, delete_file]), model
+    return Agent(PacedModel(model), [deploy, hold, check_disk, delete_file]), model

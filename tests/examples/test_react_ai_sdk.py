@@ -145,6 +145,17 @@ def test_a_second_tab_on_the_chat_resumes_the_reply_being_streamed(
         other.context.close()
 
 
+def test_a_failing_tool_ends_its_card_in_error_and_the_model_sees_why(page: Any) -> None:
+    send(page, "check the disk")
+    card = page.locator(".card[data-tool=check_disk]")
+    expect(card).to_have_attribute("data-state", "output-error", timeout=15_000)
+    expect(card.locator(".result.error")).to_contain_text("the disk is full")
+    expect(page.locator(".message.assistant").last).to_contain_text(
+        "Done: check_disk=", timeout=15_000
+    )
+    expect(page.locator(".message.assistant").last).to_contain_text("the disk is full (error)")
+
+
 def test_a_refused_file_is_reported_on_the_page(page: Any, tmp_path: Path) -> None:
     table = tmp_path / "table.csv"
     table.write_text("a,b\n1,2\n")
