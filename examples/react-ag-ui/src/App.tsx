@@ -1,7 +1,7 @@
 // The chat: the agent hook, a message list and a composer that attaches files.
 
 import type { ContentPart, Message } from "@ag-ui/client";
-import { useMemo, useRef, useState, type FormEvent } from "react";
+import { useRef, useState, type FormEvent } from "react";
 import { ToolCard } from "./ToolCard";
 import { frontEndTools } from "./frontendTools";
 import { toolViews } from "./toolViews";
@@ -9,10 +9,11 @@ import { useAgent } from "./useAgent";
 
 export function App() {
   const agent = useAgent("/agui", frontEndTools);
-  const views = useMemo(() => toolViews(agent.messages, agent), [agent]);
+  const views = toolViews(agent.messages, agent);
   const [text, setText] = useState("");
   const fileInput = useRef<HTMLInputElement>(null);
-  const busy = agent.status === "running";
+  // A paused run waits for its approvals: the next run must answer them (see useAgent).
+  const busy = agent.status === "running" || agent.status === "awaiting approval";
 
   async function submit(event: FormEvent) {
     event.preventDefault();
