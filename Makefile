@@ -67,6 +67,24 @@ $(PLAYGROUND_STAMP): $(PLAYGROUND_DIR)/package.json $(PLAYGROUND_DIR)/package-lo
 playground: $(PLAYGROUND_STAMP)
 	cd $(PLAYGROUND_DIR) && npm run --silent build
 
+# The starter front ends a user copies (examples/react-*): npm ci and a Vite build each;
+# tests/examples serves each build with the app's server.py and drives it in Chromium.
+AI_SDK_APP := examples/react-ai-sdk
+AG_UI_APP := examples/react-ag-ui
+STARTER_FILES = $(addprefix $(1)/,package.json package-lock.json index.html vite.config.ts \
+	tsconfig.json) $(wildcard $(1)/src/*)
+
+$(AI_SDK_APP)/dist/.built: $(call STARTER_FILES,$(AI_SDK_APP))
+	cd $(AI_SDK_APP) && npm ci --no-audit --no-fund --loglevel=error && npm run --silent build
+	touch $@
+
+$(AG_UI_APP)/dist/.built: $(call STARTER_FILES,$(AG_UI_APP))
+	cd $(AG_UI_APP) && npm ci --no-audit --no-fund --loglevel=error && npm run --silent build
+	touch $@
+
+.PHONY: starters
+starters: $(AI_SDK_APP)/dist/.built $(AG_UI_APP)/dist/.built
+
 # Debian's chromium for the playground's browser tests (Playwright drives it; it never
 # downloads a browser). Skipped when it is already installed.
 CHROMIUM := /usr/bin/chromium
@@ -83,7 +101,7 @@ postgres:
 		apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; }
 
-test: venv $(JS_STAMP) $(MCP_JS_STAMP) $(PLAYGROUND_STAMP) $(CHROMIUM) postgres
+test: venv $(JS_STAMP) $(MCP_JS_STAMP) $(PLAYGROUND_STAMP) $(CHROMIUM) postgres starters
 	$(PY) -m pytest -q
 
 lint: venv
