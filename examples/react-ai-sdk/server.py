@@ -2,10 +2,10 @@
 
     npm ci && npm run build          # writes dist/
     python server.py                 # the demo agent on the embedded model
-    python server.py --agent my_agent.py:agent --db runs.db --port 8000
+    python server.py --agent my_agent.py:agent --journal runs.db --port 8000
 
 The page calls ``POST /api/chat`` (``useChat``'s requests) and ``GET
-/api/chat/{id}/stream`` (its resume after a reload; needs ``--db``): same origin, so
+/api/chat/{id}/stream`` (its resume after a reload; needs ``--journal``): same origin, so
 no CORS and no proxy. Put your own authentication in front of the two routes, or pass
 ``authenticate=`` (see ``callwright.server.Endpoints``).
 """
@@ -50,11 +50,11 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--agent", help="module:name or path/to/file.py:name (default: the demo)")
-    parser.add_argument("--db", help="a SQLite run journal: resumable streams and restarts")
+    parser.add_argument("--journal", help="a SQLite run journal: resumable streams and restarts")
     parser.add_argument("--port", type=int, default=8000)
     args = parser.parse_args()
     agent = load_agent(args.agent) if args.agent else demo_agent()
-    journal = SQLiteJournal(args.db) if args.db else None
+    journal = SQLiteJournal(args.journal) if args.journal else None
     uvicorn.run(create_app(agent, journal=journal), host="127.0.0.1", port=args.port)
 
 
