@@ -396,6 +396,33 @@ async def test_signatures_go_back_exactly_through_a_multi_turn_tool_loop(replay:
     ]
 
 
+async def test_a_history_gemini_did_not_make_gets_the_placeholder_signature(
+    replay: Any,
+) -> None:
+    from callwright.messages import ToolCallPart
+
+    elsewhere = AssistantMessage(
+        "", [ToolCallPart("c1", "lookup", {"key": "a"}), ToolCallPart("c2", "lookup", {})]
+    )
+    unsigned = AssistantMessage(
+        "", [ToolCallPart("c3", "lookup", {})], provider_blocks={"gemini": []}
+    )
+    history = [
+        UserMessage("go"),
+        elsewhere,
+        ToolResultMessage("c1", "lookup", "b"),
+        ToolResultMessage("c2", "lookup", "?"),
+        unsigned,
+        ToolResultMessage("c3", "lookup", "?"),
+    ]
+    answer(replay, text("ok"))
+    await collect(model(replay), ModelRequest(history))
+    contents = sent(replay, 0)["contents"]
+    assert contents[1]["parts"][0]["thoughtSignature"] == "skip_thought_signature_validator"
+    assert "thoughtSignature" not in contents[1]["parts"][1]
+    assert "thoughtSignature" not in contents[3]["parts"][0]
+
+
 async def test_other_adapters_ignore_gemini_signatures() -> None:
     from callwright.models.openai import chat_messages
 

@@ -15,6 +15,9 @@ the run keeps them on the assistant message (``provider_blocks["gemini"]``, jour
 included) and the request builder puts each back on the same part. The SDK decodes the
 base64 of a signature to bytes and encodes them again when it sends them (in the
 URL-safe alphabet, which the API accepts), so the bytes go back exactly as they came.
+A turn Gemini made keeps the key even with no signature; calls in a turn without it
+(another model's, or a history written by hand) get the placeholder signature Google
+documents for such histories on their first call, so Gemini 3 accepts them.
 
 A failed call's ``functionResponse.response`` holds ``{"error": ...}`` where a result
 holds ``{"output": ...}``, the keys Gemini documents for the two. Gemini gives calls no
@@ -92,6 +95,8 @@ GEMINI = Provider(
 )
 KEY_ENVS = ("GOOGLE_API_KEY", "GEMINI_API_KEY")
 """Where the key is read from, in the SDK's own order (it warns when both are set)."""
+SKIP_VALIDATOR = base64.urlsafe_b64decode("skip_thought_signature_validator")
+"""The bytes the API reads from Google's placeholder signature (it is valid base64)."""
 VERTEX_ENVS = ("GOOGLE_GENAI_USE_ENTERPRISE", "GOOGLE_GENAI_USE_VERTEXAI")
 """The SDK's switches to Vertex AI (the first wins, as in the SDK)."""
 
@@ -350,7 +355,7 @@ class ChunkDecoder:
         ]
 
     def finish(self) -> list[ModelEvent]:
-        blocks = {GEMINI.name: self.signed} if self.signed else {}
+        blocks = {GEMINI.name: self.signed}
         if self.blocked:
             return [FinishPart("content-filter", self.usage, blocks)]
         if self.finish_reason is None:
@@ -380,6 +385,8 @@ def _encode(signature: bytes | None) -> str | None:
 
 def _decode(signature: object) -> bytes | None:
     """A kept signature's bytes; None for anything a hand-edited history made of it."""
+    if isinstance(signature, bytes):
+        return signature
     if not isinstance(signature, str) or not signature:
         return None
     try:
@@ -425,7 +432,12 @@ def model_parts(message: AssistantMessage) -> list[Part]:
     then the calls (an empty signed text part, as a stream may end with, goes last)."""
     from google.genai import types
 
-    signed = message.provider_blocks.get(GEMINI.name, [])
+    signed = message.provider_blocks.get(GEMINI.name)
+    if signed is None:  # not Gemini's turn: no signature to keep, the placeholder instead
+        signed = [
+            {"part": "function_call", "id": c.id, "thought_signature": SKIP_VALIDATOR}
+            for c in message.tool_calls[:1]
+        ]
     by_call = {
         b.get("id"): _decode(b.get("thought_signature"))
         for b in signed
