@@ -639,3 +639,31 @@ async def test_an_agent_round_trip_reports_the_result_and_usage(replay: Any) -> 
     assert finished.output == "It is 4."
     assert finished.usage.input_tokens == 60 and finished.usage.output_tokens == 13
     assert finished.usage.cached_tokens == 16
+
+
+def test_without_the_sdk_the_error_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "google.genai", None)  # as if it were not installed
+    with pytest.raises(
+        ImportError, match=r"google-genai package: pip install 'callwright\[gemini\]'"
+    ):
+        GeminiModel(MODEL, api_key="k")
+
+
+async def test_cancelling_stops_a_slow_stream(replay: Any) -> None:
+    import asyncio
+
+    from callwright import CancelToken
+
+    replay.sse([chunk(text(f"{i} ")) for i in range(50)], delay=0.1, done=False)
+    cancel = CancelToken()
+    seen: list[Any] = []
+
+    async def consume() -> None:
+        async for event in model(replay).stream(ModelRequest([UserMessage("hi")], cancel=cancel)):
+            seen.append(event)
+            cancel.cancel("user")
+
+    await asyncio.wait_for(consume(), 30)
+    assert seen == [TextPart("0 ")]
