@@ -441,7 +441,7 @@ def model_parts(message: AssistantMessage) -> list[Part]:
     by_call = {
         b.get("id"): _decode(b.get("thought_signature"))
         for b in signed
-        if b.get("part") == "function_call"
+        if b.get("part") == "function_call" and isinstance(b.get("id"), str)
     }
     text_signature = next(
         (_decode(b.get("thought_signature")) for b in reversed(signed) if b.get("part") == "text"),

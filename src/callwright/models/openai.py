@@ -347,7 +347,9 @@ def chat_messages(
             }
             if m.tool_calls:
                 extras = {
-                    b.get("id"): b.get("extra_content") for b in m.provider_blocks.get(EXTRAS, ())
+                    b["id"]: b.get("extra_content")
+                    for b in m.provider_blocks.get(EXTRAS, ())
+                    if isinstance(b.get("id"), str)
                 }
                 message["tool_calls"] = [tool_call_param(c, extras.get(c.id)) for c in m.tool_calls]
             out.append(message)
