@@ -352,6 +352,8 @@ async def test_signatures_go_back_exactly_through_a_multi_turn_tool_loop(replay:
     sent_call = second[1]["parts"][1]
     assert sent_call["functionCall"] == {"id": "fc_a", "name": "lookup", "args": {"key": "a"}}
     assert signature_bytes(sent_call["thoughtSignature"]) == signature_bytes(SIG_1)
+    # the same base64 text but for the alphabet: the SDK writes bytes URL-safe
+    assert sent_call["thoughtSignature"] == SIG_1.replace("+", "-").replace("/", "_")
     assert second[2]["parts"][0]["functionResponse"]["response"] == {"output": "b"}
 
     third = sent(replay, 2)["contents"]
@@ -667,3 +669,27 @@ async def test_cancelling_stops_a_slow_stream(replay: Any) -> None:
 
     await asyncio.wait_for(consume(), 30)
     assert seen == [TextPart("0 ")]
+
+
+async def test_vertex_ai_express_mode_through_the_sdk(
+    replay: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION", "GOOGLE_GENAI_USE_ENTERPRISE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("GOOGLE_GENAI_USE_VERTEXAI", "true")
+    replay.sse([chunk(call("lookup", {"key": "a"}, signature=SIG_1), finish="STOP")], done=False)
+    m = GeminiModel(MODEL, api_key="vertex-key", base_url=replay.url, retry=FAST)
+    events = await collect(m)
+    assert m.vertexai
+    assert [type(e) for e in events] == [
+        ToolCallStartPart,
+        ToolCallDeltaPart,
+        ToolCallEndPart,
+        FinishPart,
+    ]
+    finish = events[-1]
+    assert finish.provider_blocks["gemini"][0]["thought_signature"] == SIG_1
+    request = replay.requests[0]
+    assert request["path"].endswith(f"/models/{MODEL}:streamGenerateContent?alt=sse")
+    assert "publishers/google" in request["path"]
+    assert request["headers"]["x-goog-api-key"] == "vertex-key"
