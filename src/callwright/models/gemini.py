@@ -170,8 +170,8 @@ class GeminiModel(ProviderModel["Client", "GenerateContentResponse"]):
         from google.genai import types
 
         options = types.HttpOptions(base_url=base_url, timeout=int(timeout * 1000))
-        if self.vertexai:
-            return genai.Client(vertexai=True, api_key=api_key or None, http_options=options)
+        if self.vertexai:  # the SDK reads the project, location and an env key itself
+            return genai.Client(vertexai=True, api_key=self._api_key, http_options=options)
         return genai.Client(vertexai=False, api_key=api_key, http_options=options)
 
     def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
