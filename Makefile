@@ -2,7 +2,7 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
-EXTRAS := server,openai,anthropic,cli,local,mcp,durable,test,docs
+EXTRAS := server,openai,anthropic,gemini,cli,local,mcp,durable,test,docs
 
 .PHONY: venv run test lint bench playground dist docs docs-gen
 

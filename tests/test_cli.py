@@ -204,7 +204,7 @@ def test_agent_module_imports_from_the_current_directory(tmp_path: Path) -> None
             ["run", "hello", "--model", "foo:bar"],
             {},
             "unknown model 'foo:bar': use 'local', 'local:/path/model.gguf', "
-            "'openai:<model>', 'anthropic:<model>', or a model object",
+            "'openai:<model>', 'anthropic:<model>', 'gemini:<model>', or a model object",
         ),
         (
             ["serve", "--agent", "myapp.agent:agent", "--journal", "{cwd}/missing/runs.db"],

@@ -179,7 +179,7 @@ async def test_run_sync_in_a_running_loop_raises_a_named_error() -> None:
 
 def test_a_misconfiguration_is_a_configuration_error() -> None:
     with pytest.raises(ConfigurationError, match="unknown model"):
-        Agent("gemini:pro")
+        Agent("nosuch:pro")
     with pytest.raises(ConfigurationError, match="accept, decline or cancel"):
         InputAnswer("maybe")  # type: ignore[arg-type]
 

@@ -89,11 +89,11 @@ def test_import_callwright_imports_every_model_adapter_eagerly() -> None:
 def test_the_models_import_without_their_sdks_and_name_the_extra_when_made() -> None:
     code = (
         "import sys\n"
-        "for sdk in ('openai', 'anthropic', 'xllamacpp'):\n"
+        "for sdk in ('openai', 'anthropic', 'google.genai', 'xllamacpp'):\n"
         "    sys.modules[sdk] = None  # as if not installed: importing it raises\n"
         "import callwright\n"
-        "from callwright.models import AnthropicModel, OpenAIModel\n"
-        "for adapter in (OpenAIModel, AnthropicModel):\n"
+        "from callwright.models import AnthropicModel, GeminiModel, OpenAIModel\n"
+        "for adapter in (OpenAIModel, AnthropicModel, GeminiModel):\n"
         "    try:\n"
         "        adapter()\n"
         "    except ImportError as exc:\n"
@@ -104,4 +104,5 @@ def test_the_models_import_without_their_sdks_and_name_the_extra_when_made() -> 
     assert done.stdout.splitlines() == [
         "OpenAIModel needs the openai package: pip install 'callwright[openai]'",
         "AnthropicModel needs the anthropic package: pip install 'callwright[anthropic]'",
+        "GeminiModel needs the google-genai package: pip install 'callwright[gemini]'",
     ]

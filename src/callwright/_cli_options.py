@@ -84,8 +84,8 @@ def model_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--model",
         default=os.environ.get("CALLWRIGHT_MODEL"),
-        help="local | local:/path/model.gguf | openai:<model> | anthropic:<model> "
-        "(default: $CALLWRIGHT_MODEL or the embedded local model)",
+        help="local | local:/path/model.gguf | openai:<model> | anthropic:<model> | "
+        "gemini:<model> (default: $CALLWRIGHT_MODEL or the embedded local model)",
     )
     p.add_argument(
         "--base-url",

@@ -23,9 +23,10 @@ class ConfigurationError(CallwrightError, ValueError):
 class MissingAPIKey(ConfigurationError):
     """A provider's model has no API key: none was passed and its variable is unset."""
 
-    def __init__(self, label: str, key_env: str, adapter: str) -> None:
+    def __init__(self, label: str, key_env: str, adapter: str, *, also_env: str = "") -> None:
+        also = f" (or {also_env})" if also_env else ""
         super().__init__(
-            f"no {label} API key: export {key_env}=..., pass api_key= to {adapter}, "
+            f"no {label} API key: export {key_env}=...{also}, pass api_key= to {adapter}, "
             'or use model="local" for the embedded model'
         )
         self.key_env = key_env

@@ -686,9 +686,9 @@ def library_cases() -> list[tuple[str, Callable[[], Any], type[Exception], str]]
         ),
         (
             "unknown model string",
-            lambda: Agent("gemini:pro"),
+            lambda: Agent("nosuch:pro"),
             ValueError,
-            "unknown model 'gemini:pro'",
+            "unknown model 'nosuch:pro'",
         ),
         (
             "decision for a call that is not waiting",

@@ -1,11 +1,11 @@
 """Model adapters and the model-string resolver.
 
 Every adapter is imported here, eagerly: none of them imports its provider's package at
-module level. The SDKs (``openai``, ``anthropic``, the embedded model's ``xllamacpp``)
-are optional extras, so an adapter module imports them for the type checker only and
-at run time where it needs them: ``OpenAIModel()`` and ``AnthropicModel()`` raise an
-``ImportError`` naming the extra to install when their SDK is missing, and
-``LocalModel`` reports a missing binding or model file as the step's error.
+module level. The SDKs (``openai``, ``anthropic``, ``google-genai``, the embedded model's
+``xllamacpp``) are optional extras, so an adapter module imports them for the type
+checker only and at run time where it needs them: ``OpenAIModel()``, ``AnthropicModel()``
+and ``GeminiModel()`` raise an ``ImportError`` naming the extra to install when their SDK
+is missing, and ``LocalModel`` reports a missing binding or model file as the step's error.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from .base import (
     ToolCallStartPart,
     Usage,
 )
+from .gemini import GeminiModel
 from .local import LocalModel
 from .openai import OpenAIModel
 from .scripted import ScriptedModel, call, think
@@ -38,6 +39,7 @@ __all__ = [
     "AnthropicModel",
     "ErrorPart",
     "FinishPart",
+    "GeminiModel",
     "LocalModel",
     "Mode",
     "Model",
@@ -60,7 +62,8 @@ __all__ = [
 
 
 def resolve_model(spec: str | None) -> Model:
-    """``"local"``, ``"local:/path.gguf"``, ``"openai:<model>"``, ``"anthropic:<model>"``.
+    """``"local"``, ``"local:/path.gguf"``, ``"openai:<model>"``, ``"anthropic:<model>"``,
+    ``"gemini:<model>"``.
 
     With no spec, ``CALLWRIGHT_MODEL`` decides, and the embedded local model is the default.
     """
@@ -72,7 +75,9 @@ def resolve_model(spec: str | None) -> Model:
         return OpenAIModel(name or "gpt-4o-mini")
     if provider == "anthropic":
         return AnthropicModel(name or "claude-sonnet-4-5")
+    if provider == "gemini":
+        return GeminiModel(name or "gemini-2.5-flash")
     raise ConfigurationError(
         f"unknown model {spec!r}: use 'local', 'local:/path/model.gguf', "
-        "'openai:<model>', 'anthropic:<model>', or a model object"
+        "'openai:<model>', 'anthropic:<model>', 'gemini:<model>', or a model object"
     )

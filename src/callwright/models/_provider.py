@@ -88,12 +88,21 @@ class Provider:
     """The environment variable holding a base URL."""
     keyless_with_base_url: bool = False
     """A server at a custom base URL needs no key (local OpenAI-compatible servers)."""
+    package: str = ""
+    """The SDK's distribution name, when it is not ``name`` (``google-genai``)."""
+    module: str = ""
+    """The SDK's import name, when it is not ``name`` (``google.genai``)."""
 
     def require_sdk(self, adapter: str) -> None:
         """Fail at construction, not at the first step, when the SDK is not installed."""
-        if importlib.util.find_spec(self.name) is None:
+        try:
+            found = importlib.util.find_spec(self.module or self.name) is not None
+        except ModuleNotFoundError:  # a dotted name whose parent package is missing
+            found = False
+        if not found:
+            package = self.package or self.name
             raise ImportError(
-                f"{adapter} needs the {self.name} package: pip install 'callwright[{self.name}]'"
+                f"{adapter} needs the {package} package: pip install 'callwright[{self.name}]'"
             )
 
 

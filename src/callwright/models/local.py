@@ -324,7 +324,7 @@ class LocalModel(ModelBase):
             yield ErrorPart(
                 f"the embedded model ({self.name}) reads text only and cannot take the "
                 f"{files} file(s) attached to the conversation; use a model that reads "
-                "files (openai:..., anthropic:...)",
+                "files (openai:..., anthropic:..., gemini:...)",
                 "unsupported_file",
             )
             return

@@ -9,7 +9,10 @@ with ``SolutionStream``. ``mode=`` forces one; otherwise the agent prefers nativ
 Servers differ in small ways this adapter absorbs: some repeat the call id and
 name in every chunk, some omit the index, some stream reasoning as
 ``reasoning_content`` (llama.cpp, DeepSeek) or ``reasoning`` (vLLM, OpenRouter),
-some send usage only when asked with ``stream_options``.
+some send usage only when asked with ``stream_options``. Gemini's OpenAI-compatible
+endpoint puts a call's thought signature in ``extra_content`` on the tool call: the
+decoder keeps each call's ``extra_content`` (``provider_blocks["openai-compatible"]``)
+and the call goes back with it, as Gemini 3 requires.
 
 A failed call (it raised, was not found, had invalid arguments, timed out, was
 cancelled, denied or interrupted) reaches the model as a tool message whose content
@@ -33,13 +36,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..messages import (
     AssistantMessage,
     FilePart,
     Message,
     SystemMessage,
+    ToolCallPart,
     ToolResultMessage,
     UserMessage,
 )
@@ -68,6 +72,7 @@ if TYPE_CHECKING:
         ChatCompletionChunk,
         ChatCompletionContentPartParam,
         ChatCompletionMessageParam,
+        ChatCompletionMessageToolCallParam,
         ChatCompletionToolChoiceOptionParam,
         ChatCompletionToolParam,
     )
@@ -80,6 +85,9 @@ FINISH_REASONS = {
     "length": "length",
     "content_filter": "content-filter",
 }
+
+EXTRAS = "openai-compatible"
+"""The ``provider_blocks`` key of the ``extra_content`` a server put on tool calls."""
 
 ERROR_PREFIX = "Error: "
 """What starts the content of a failed call's tool message (native mode)."""
@@ -196,6 +204,8 @@ class _OpenCall:
     started: bool = False
     waiting: list[str] = field(default_factory=list)
     """Argument pieces that came before the name."""
+    extra: dict[str, Any] | None = None
+    """The call's ``extra_content`` (Gemini's thought signature), to send back with it."""
 
 
 class _ChunkDecoder:
@@ -260,6 +270,9 @@ class _ChunkDecoder:
             self.order.append(index)
         if call.call_id is None and piece_id:
             call.call_id = piece_id
+        extra = (piece.model_extra or {}).get("extra_content")
+        if isinstance(extra, dict):
+            call.extra = extra
         function = piece.function
         out: list[ModelEvent] = []
         if function is not None and function.name and not call.started:
@@ -294,7 +307,12 @@ class _ChunkDecoder:
             reason = "tool-calls"
         if self.structured and reason == "tool-calls" and not self.solution.calls_made:
             reason = "stop"
-        out.append(FinishPart(reason, self.usage))
+        extras = [
+            {"id": c.call_id, "extra_content": c.extra}
+            for c in self.calls.values()
+            if c.started and c.extra is not None
+        ]
+        out.append(FinishPart(reason, self.usage, {EXTRAS: extras} if extras else {}))
         return out
 
 
@@ -328,21 +346,32 @@ def chat_messages(
                 "content": m.text or None,
             }
             if m.tool_calls:
-                message["tool_calls"] = [
-                    {
-                        "id": c.id,
-                        "type": "function",
-                        "function": {
-                            "name": c.name,
-                            "arguments": json.dumps(c.arguments, ensure_ascii=False),
-                        },
-                    }
-                    for c in m.tool_calls
-                ]
+                extras = {
+                    b["id"]: b.get("extra_content")
+                    for b in m.provider_blocks.get(EXTRAS, ())
+                    if isinstance(b.get("id"), str)
+                }
+                message["tool_calls"] = [tool_call_param(c, extras.get(c.id)) for c in m.tool_calls]
             out.append(message)
         elif isinstance(m, ToolResultMessage):
             out.append({"role": "tool", "tool_call_id": m.call_id, "content": tool_text(m)})
     return out
+
+
+def tool_call_param(call: ToolCallPart, extra: object) -> ChatCompletionMessageToolCallParam:
+    """One call of an assistant message, with the ``extra_content`` the server gave it."""
+    param: ChatCompletionMessageToolCallParam = {
+        "id": call.id,
+        "type": "function",
+        "function": {
+            "name": call.name,
+            "arguments": json.dumps(call.arguments, ensure_ascii=False),
+        },
+    }
+    if not isinstance(extra, dict):
+        return param
+    # a field the SDK's types do not declare; the SDK sends the dict as it is
+    return cast("ChatCompletionMessageToolCallParam", {**param, "extra_content": extra})
 
 
 def tool_text(result: ToolResultMessage) -> str:
