@@ -15,6 +15,10 @@ class Usage:
     """Completion tokens, reasoning included where the provider counts it there."""
     requests: int = 0
     """Model requests made."""
+    cached_input_tokens: int = 0
+    """The part of ``input_tokens`` the provider read from its prompt cache (billed lower)."""
+    reasoning_tokens: int = 0
+    """The part of ``output_tokens`` the model spent reasoning, where the provider says."""
 
     @property
     def total_tokens(self) -> int:
@@ -24,3 +28,5 @@ class Usage:
         self.input_tokens += other.input_tokens
         self.output_tokens += other.output_tokens
         self.requests += other.requests
+        self.cached_input_tokens += other.cached_input_tokens
+        self.reasoning_tokens += other.reasoning_tokens

@@ -29,7 +29,7 @@ import os
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Any, ClassVar, Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from .._errors import CallwrightError, MissingAPIKey
 from ..messages import FilePart
@@ -88,12 +88,23 @@ class Provider:
     """The environment variable holding a base URL."""
     keyless_with_base_url: bool = False
     """A server at a custom base URL needs no key (local OpenAI-compatible servers)."""
+    package: str = ""
+    """The SDK's package and the extra that installs it, when not ``name`` (a named
+    OpenAI-compatible provider is served through the ``openai`` package)."""
+    default_base_url: str | None = None
+    """Where requests go when neither the argument nor ``base_url_env`` says; ``None`` is
+    the SDK's own default (the provider's API)."""
+    rejects: tuple[str, ...] = ()
+    """Request parameters this provider refuses; the adapter leaves them out."""
+    quirk: str = ""
+    """What differs from the API the adapter speaks, in a sentence for the docs."""
 
     def require_sdk(self, adapter: str) -> None:
         """Fail at construction, not at the first step, when the SDK is not installed."""
-        if importlib.util.find_spec(self.name) is None:
+        package = self.package or self.name
+        if importlib.util.find_spec(package) is None:
             raise ImportError(
-                f"{adapter} needs the {self.name} package: pip install 'callwright[{self.name}]'"
+                f"{adapter} needs the {package} package: pip install 'callwright[{package}]'"
             )
 
 
@@ -115,7 +126,8 @@ class ToolDefinition:
 class ProviderModel(ModelBase, ABC, Generic[ClientT, ItemT]):
     """A model served through a provider's SDK client; subclasses fill in the hooks."""
 
-    provider: ClassVar[Provider]
+    provider: Provider
+    """Who serves the model: the class's own, or a named provider passed to ``__init__``."""
     name: str
     """``provider:model``, as the model string spells it."""
     model: str
@@ -141,13 +153,18 @@ class ProviderModel(ModelBase, ABC, Generic[ClientT, ItemT]):
         timeout: float,
         client: ClientT | None,
         settings: dict[str, Any],
+        provider: Provider | None = None,
     ) -> None:
+        if provider is not None:
+            self.provider = provider
         if client is None:
             self.provider.require_sdk(type(self).__name__)
         self.model = model
         self.name = f"{self.provider.name}:{model}"
         self.modes = modes
-        self.base_url = base_url or os.environ.get(self.provider.base_url_env)
+        self.base_url = (
+            base_url or os.environ.get(self.provider.base_url_env) or self.provider.default_base_url
+        )
         self.retry = retry or RetryPolicy()
         self.timeout = timeout
         self.settings = settings
@@ -196,7 +213,7 @@ class ProviderModel(ModelBase, ABC, Generic[ClientT, ItemT]):
         return None
 
     def _key(self) -> str:
-        key = self._api_key or os.environ.get(self.provider.key_env)
+        key = self._api_key or (self.provider.key_env and os.environ.get(self.provider.key_env))
         if key:
             return key
         if self.provider.keyless_with_base_url and self.base_url:
