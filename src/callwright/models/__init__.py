@@ -82,6 +82,5 @@ def resolve_model(spec: str | None) -> Model:
         return named_model(provider, name)
     raise ConfigurationError(
         f"unknown model {spec!r}: use 'local', 'local:/path/model.gguf', "
-        "'openai:<model>', 'anthropic:<model>', '<provider>:<model>' (one of "
-        f"{', '.join(PROVIDERS)}), or a model object"
+        "'openai:<model>', 'anthropic:<model>', or a model object"
     )

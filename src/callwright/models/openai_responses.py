@@ -80,8 +80,8 @@ if TYPE_CHECKING:
     from openai.types.responses import (
         FunctionToolParam,
         Response,
-        ResponseInputContentParam,
         ResponseFunctionToolCallParam,
+        ResponseInputContentParam,
         ResponseInputItemParam,
         ResponseOutputItem,
         ResponseStreamEvent,
