@@ -769,3 +769,19 @@ async def test_reasoning_reaches_the_runs_event_stream(replay: Any) -> None:
     assert kinds[:4] == ["reasoning-start", "reasoning-delta", "reasoning-delta", "reasoning-end"]
     shown = "".join(e.delta for e in events if isinstance(e, ReasoningDelta))
     assert shown == "Simple."
+
+
+async def test_a_structured_answer_comes_through_the_output_tool(replay: Any) -> None:
+    from callwright.compose import OUTPUT_TOOL
+
+    class Sum(BaseModel):
+        total: int
+
+    s = Stream().created()
+    s.call("fc_1", "call_1", OUTPUT_TOOL, ['{"total"', ": 3}"])
+    s.completed().send(replay)
+    result = await Agent(model(replay), output_type=Sum).run("1+2?")
+    assert result.output == Sum(total=3)
+    tools = replay.requests[0]["json"]["tools"]
+    assert [t["name"] for t in tools] == [OUTPUT_TOOL]
+    assert tools[0]["parameters"]["properties"]["total"]["type"] == "integer"
