@@ -3,6 +3,7 @@ each asked through the real SDK over real HTTP (its base URL pointed at a replay
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -128,3 +129,19 @@ async def test_openai_responses_forced_on_another_server_asks_its_responses_endp
     events = await ask(resolve_model("openai-responses:m"))
     assert replay.requests[0]["path"] == "/v1/responses"
     assert events[-1].code == "http_404"
+
+
+def test_the_models_page_table_says_what_the_code_does() -> None:
+    page = Path(__file__).resolve().parents[2] / "docs" / "guides" / "models.md"
+    rows = {
+        cells[0].strip("`:"): cells[1:]
+        for line in page.read_text(encoding="utf-8").splitlines()
+        if line.startswith("| `") and line.split("|")[1].strip().endswith(":`")
+        for cells in [[c.strip() for c in line.strip("|").split("|")]]
+    }
+    assert set(rows) == set(PROVIDERS)
+    for name, provider in PROVIDERS.items():
+        base_url, key_env, quirk = rows[name]
+        assert base_url == f"`{provider.default_base_url}`"
+        assert key_env == (f"`{provider.key_env}`" if provider.key_env else "none")
+        assert quirk.replace("`", "") == provider.quirk.replace("`", "")

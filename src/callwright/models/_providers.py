@@ -92,21 +92,20 @@ PROVIDERS: dict[str, Provider] = {
             "ollama",
             "Ollama",
             "http://localhost:11434/v1",
-            quirk="Local, no key; sends each tool call's arguments whole, in one chunk.",
+            quirk="Local; sends each tool call's arguments whole, in one chunk.",
         ),
         _named(
             "vllm",
             "vLLM",
             "http://localhost:8000/v1",
-            quirk="Local, no key; tool calls need the server started with "
+            quirk="Local; tool calls need the server started with "
             "--enable-auto-tool-choice and a --tool-call-parser.",
         ),
         _named(
             "lmstudio",
             "LM Studio",
             "http://localhost:1234/v1",
-            quirk="Local, no key; the model name is the identifier of a model LM Studio has "
-            "loaded.",
+            quirk="Local; the model name is the identifier of a model LM Studio has loaded.",
         ),
     )
 }
