@@ -785,3 +785,31 @@ async def test_a_structured_answer_comes_through_the_output_tool(replay: Any) ->
     tools = replay.requests[0]["json"]["tools"]
     assert [t["name"] for t in tools] == [OUTPUT_TOOL]
     assert tools[0]["parameters"]["properties"]["total"]["type"] == "integer"
+
+
+async def test_encrypted_reasoning_survives_the_run_journal(replay: Any, tmp_path: Any) -> None:
+    from callwright.store import open_journal, start_journaled
+
+    first = Stream().created()
+    reasoning = first.reasoning("rs_1", [], "gAAAAB-sealed==")
+    call = first.call("fc_1", "call_1", "calculate", ['{"expression": "1+2"}'])
+    first.completed().send(replay)
+    second = Stream("resp_2").created()
+    second.message("msg_2", ["3."])
+    second.completed().send(replay)
+    third = Stream("resp_3").created()
+    third.message("msg_3", ["Bye."])
+    third.completed().send(replay)
+    agent = Agent(model(replay, store=False), [calculate])
+    journal = open_journal(str(tmp_path / "runs.db"))
+    try:
+        # the second run starts from the journal's history, not from a copy of its own
+        for run_id, prompt in (("r1", "1+2?"), ("r2", "bye")):
+            run, recorder = start_journaled(journal, agent, "t1", run_id, [UserMessage(prompt)], [])
+            async for event in run.events():
+                recorder.record(event, repr(event).encode())
+    finally:
+        journal.close()
+    again = replay.requests[2]["json"]["input"]
+    assert again[1:3] == [dumped(reasoning), dumped(call)]
+    assert again[1]["encrypted_content"] == "gAAAAB-sealed=="
