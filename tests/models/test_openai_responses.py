@@ -813,3 +813,51 @@ async def test_encrypted_reasoning_survives_the_run_journal(replay: Any, tmp_pat
     again = replay.requests[2]["json"]["input"]
     assert again[1:3] == [dumped(reasoning), dumped(call)]
     assert again[1]["encrypted_content"] == "gAAAAB-sealed=="
+
+
+@pytest.mark.parametrize(
+    ("path", "payload", "reasoning_type", "text_type"),
+    [
+        (
+            "/agui",
+            {
+                "threadId": "t",
+                "runId": "r",
+                "messages": [{"id": "u", "role": "user", "content": "hi"}],
+            },
+            "REASONING_MESSAGE_CONTENT",
+            "TEXT_MESSAGE_CONTENT",
+        ),
+        (
+            "/api/chat",
+            {
+                "id": "c",
+                "messages": [
+                    {"id": "u", "role": "user", "parts": [{"type": "text", "text": "hi"}]}
+                ],
+            },
+            "reasoning-delta",
+            "text-delta",
+        ),
+    ],
+)
+def test_reasoning_summaries_reach_both_wires_through_a_server(
+    replay: Any, path: str, payload: dict[str, Any], reasoning_type: str, text_type: str
+) -> None:
+    import httpx
+
+    from callwright.server import create_app
+    from live_server import Server
+
+    s = Stream().created()
+    s.reasoning("rs_1", ["Greet back."], "gAAAAB-never-shown==")
+    s.message("msg_1", ["Hi."])
+    s.completed().send(replay)
+    agent = Agent(model(replay, store=False, reasoning={"summary": "auto"}))
+    with Server(create_app(agent)) as server:
+        body = httpx.post(server.url + path, json=payload, timeout=30).text
+    frames = [json.loads(line[6:]) for line in body.splitlines() if line.startswith("data: {")]
+    reasoning = "".join(f["delta"] for f in frames if f["type"] == reasoning_type)
+    text = "".join(f["delta"] for f in frames if f["type"] == text_type)
+    assert (reasoning, text) == ("Greet back.", "Hi.")
+    assert "gAAAAB" not in body  # encrypted reasoning is carried, never shown
