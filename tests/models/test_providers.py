@@ -145,3 +145,32 @@ def test_the_models_page_table_says_what_the_code_does() -> None:
         assert base_url == f"`{provider.default_base_url}`"
         assert key_env == (f"`{provider.key_env}`" if provider.key_env else "none")
         assert quirk.replace("`", "") == provider.quirk.replace("`", "")
+
+
+async def test_a_call_sent_whole_in_one_chunk_streams_as_one_piece(
+    replay: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Groq and Ollama send each call complete: id, name and all its arguments at once
+    from callwright.models import ToolCallDeltaPart, ToolCallEndPart, ToolCallStartPart
+
+    monkeypatch.setenv("GROQ_BASE_URL", replay.url + "/v1")
+    monkeypatch.setenv("GROQ_API_KEY", "k")
+    chunk = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m"}
+    whole = {
+        "index": 0,
+        "id": "call_w",
+        "type": "function",
+        "function": {"name": "calculate", "arguments": '{"expression": "1+2"}'},
+    }
+    replay.sse(
+        [
+            {**chunk, "choices": [{"index": 0, "delta": {"tool_calls": [whole]}}]},
+            {**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
+        ]
+    )
+    events = await ask(resolve_model("groq:m"))
+    assert events[:3] == [
+        ToolCallStartPart("call_w", "calculate"),
+        ToolCallDeltaPart("call_w", '{"expression": "1+2"}'),
+        ToolCallEndPart("call_w"),
+    ]

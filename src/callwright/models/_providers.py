@@ -64,8 +64,7 @@ PROVIDERS: dict[str, Provider] = {
             "https://api.mistral.ai/v1",
             "MISTRAL_API_KEY",
             rejects=("stream_options",),
-            quirk="Refuses `stream_options` (left out; usage comes anyway) and sends tool-call "
-            "arguments whole.",
+            quirk="Refuses `stream_options`, so it is left out (usage comes without it).",
         ),
         _named(
             "deepseek",
