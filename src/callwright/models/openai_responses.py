@@ -20,14 +20,17 @@ its ``response.output_item.done``, on the ``FinishPart``; the run keeps it on th
 assistant message (``provider_blocks["openai-responses"]``, journal included), and the
 next request puts those items back in the input, in their order. Reasoning models
 need a reasoning item followed by the item it led to, so the message and call items
-go back with their ids too; a kept message or call goes back only while the
-assistant message still says the same, and what the message says beyond the kept
-items is sent as new items. With ``store=False`` (nothing kept on OpenAI's side) the
-adapter adds ``include=["reasoning.encrypted_content"]``, so the reasoning comes back
-in the items themselves.
+go back with their ids too. Where the assistant message no longer says what the kept
+items say (its text edited or cut, say, or a call's arguments changed), the message
+goes back as a new item and the call with its id and its new arguments; a message from
+another provider has no kept items and goes back as new items. With ``store=False``
+(nothing kept on OpenAI's side) the adapter adds
+``include=["reasoning.encrypted_content"]``, so the reasoning comes back in the items
+themselves.
 
 Reasoning summaries (``reasoning={"summary": "auto"}`` in the settings) and raw
-reasoning text (open models served through Responses) stream as ``ReasoningPart``\\ s.
+reasoning text (open models served through Responses) stream as reasoning
+(``ReasoningPart``); encrypted reasoning is only carried, never shown.
 
 A failed call's ``function_call_output`` starts with ``ERROR_PREFIX`` (``Error: ``),
 as on Chat Completions: the item has no error flag.
