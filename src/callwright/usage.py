@@ -15,10 +15,10 @@ class Usage:
     """Completion tokens, reasoning included where the provider counts it there."""
     requests: int = 0
     """Model requests made."""
-    cached_tokens: int = 0
-    """The part of ``input_tokens`` the provider served from its prompt cache."""
+    cached_input_tokens: int = 0
+    """The part of ``input_tokens`` the provider read from its prompt cache (billed lower)."""
     reasoning_tokens: int = 0
-    """The part of ``output_tokens`` the model spent thinking, where the provider says."""
+    """The part of ``output_tokens`` the model spent reasoning, where the provider says."""
 
     @property
     def total_tokens(self) -> int:
@@ -28,5 +28,5 @@ class Usage:
         self.input_tokens += other.input_tokens
         self.output_tokens += other.output_tokens
         self.requests += other.requests
-        self.cached_tokens += other.cached_tokens
+        self.cached_input_tokens += other.cached_input_tokens
         self.reasoning_tokens += other.reasoning_tokens

@@ -138,7 +138,7 @@ async def test_thinking_text_and_tool_use_stream(replay: Any) -> None:
         ToolCallDeltaPart("toolu_1", '{"expression": '),
         ToolCallDeltaPart("toolu_1", '"2 + 2"}'),
         ToolCallEndPart("toolu_1"),
-        FinishPart("tool-calls", Usage(112, 33, 1)),
+        FinishPart("tool-calls", Usage(112, 33, 1, cached_input_tokens=100)),
     ]
     body = replay.requests[0]["json"]
     assert body["thinking"] == {"type": "enabled", "budget_tokens": 1024}

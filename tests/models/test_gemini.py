@@ -161,7 +161,7 @@ async def test_thoughts_text_and_usage_stream(replay: Any) -> None:
         ReasoningPart("answer kindly."),
         TextPart("Hel"),
         TextPart("lo!"),
-        FinishPart("stop", Usage(12, 35, 1, cached_tokens=8, reasoning_tokens=30)),
+        FinishPart("stop", Usage(12, 35, 1, cached_input_tokens=8, reasoning_tokens=30)),
     ]
     request_sent = replay.requests[0]
     body = sent(replay, 0)
@@ -640,7 +640,7 @@ async def test_an_agent_round_trip_reports_the_result_and_usage(replay: Any) -> 
     finished = events[-1]
     assert finished.output == "It is 4."
     assert finished.usage.input_tokens == 60 and finished.usage.output_tokens == 13
-    assert finished.usage.cached_tokens == 16
+    assert finished.usage.cached_input_tokens == 16
 
 
 def test_without_the_sdk_the_error_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:

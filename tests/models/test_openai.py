@@ -359,3 +359,25 @@ async def test_structured_mode_marks_a_failed_call(replay: Any) -> None:
     await Agent(model(replay, mode="structured"), [read_file]).run("read x")
     last = replay.requests[1]["json"]["messages"][-1]
     assert last == {"role": "user", "content": "Tool read_file error: no such file"}
+
+
+async def test_usage_counts_cached_and_reasoning_tokens(replay: Any) -> None:
+    replay.sse(
+        [
+            chunk({"content": "ok"}, "stop"),
+            chunk(
+                None,
+                usage={
+                    "prompt_tokens": 100,
+                    "completion_tokens": 30,
+                    "total_tokens": 130,
+                    "prompt_tokens_details": {"cached_tokens": 64},
+                    "completion_tokens_details": {"reasoning_tokens": 20},
+                },
+            ),
+        ]
+    )
+    events = await collect(model(replay))
+    assert events[-1] == FinishPart(
+        "stop", Usage(100, 30, 1, cached_input_tokens=64, reasoning_tokens=20)
+    )

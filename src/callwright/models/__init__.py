@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 
 from .._errors import ConfigurationError
+from ._providers import PROVIDERS, named_model, openai_model
 from ._retry import RetryPolicy
 from .anthropic import AnthropicModel
 from .base import (
@@ -33,9 +34,11 @@ from .base import (
 from .gemini import GeminiModel
 from .local import LocalModel
 from .openai import OpenAIModel
+from .openai_responses import OpenAIResponsesModel
 from .scripted import ScriptedModel, call, think
 
 __all__ = [
+    "PROVIDERS",
     "AnthropicModel",
     "ErrorPart",
     "FinishPart",
@@ -47,6 +50,7 @@ __all__ = [
     "ModelEvent",
     "ModelRequest",
     "OpenAIModel",
+    "OpenAIResponsesModel",
     "ReasoningPart",
     "RetryPolicy",
     "ScriptedModel",
@@ -62,8 +66,10 @@ __all__ = [
 
 
 def resolve_model(spec: str | None) -> Model:
-    """``"local"``, ``"local:/path.gguf"``, ``"openai:<model>"``, ``"anthropic:<model>"``,
-    ``"gemini:<model>"``.
+    """``"local"``, ``"local:/path.gguf"``, ``"openai:<model>"`` (``openai-chat:`` and
+    ``openai-responses:`` pick the API), ``"anthropic:<model>"``, ``"gemini:<model>"``,
+    ``"<provider>:<model>"`` for a named OpenAI-compatible provider (``PROVIDERS``:
+    ``groq``, ``ollama`` ...).
 
     With no spec, ``CALLWRIGHT_MODEL`` decides, and the embedded local model is the default.
     """
@@ -71,12 +77,14 @@ def resolve_model(spec: str | None) -> Model:
     provider, _, name = spec.partition(":")
     if provider == "local":
         return LocalModel(name or None)
-    if provider == "openai":
-        return OpenAIModel(name or "gpt-4o-mini")
+    if provider in ("openai", "openai-chat", "openai-responses"):
+        return openai_model(provider, name)
     if provider == "anthropic":
         return AnthropicModel(name or "claude-sonnet-4-5")
     if provider == "gemini":
         return GeminiModel(name or "gemini-2.5-flash")
+    if provider in PROVIDERS:
+        return named_model(provider, name)
     raise ConfigurationError(
         f"unknown model {spec!r}: use 'local', 'local:/path/model.gguf', "
         "'openai:<model>', 'anthropic:<model>', 'gemini:<model>', or a model object"

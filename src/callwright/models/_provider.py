@@ -29,7 +29,7 @@ import os
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Any, ClassVar, Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from .._errors import CallwrightError, MissingAPIKey
 from ..messages import FilePart
@@ -89,20 +89,31 @@ class Provider:
     keyless_with_base_url: bool = False
     """A server at a custom base URL needs no key (local OpenAI-compatible servers)."""
     package: str = ""
-    """The SDK's distribution name, when it is not ``name`` (``google-genai``)."""
+    """The SDK's distribution name, when it is not ``name`` (``google-genai``; ``openai``
+    for a named OpenAI-compatible provider)."""
     module: str = ""
-    """The SDK's import name, when it is not ``name`` (``google.genai``)."""
+    """The SDK's import name, when it is not ``package`` (``google.genai``)."""
+    extra: str = ""
+    """The callwright extra that installs the SDK, when it is not ``name``."""
+    default_base_url: str | None = None
+    """Where requests go when neither the argument nor ``base_url_env`` says; ``None`` is
+    the SDK's own default (the provider's API)."""
+    rejects: tuple[str, ...] = ()
+    """Request parameters this provider refuses; the adapter leaves them out."""
+    quirk: str = ""
+    """What differs from the API the adapter speaks, in a sentence for the docs."""
 
     def require_sdk(self, adapter: str) -> None:
         """Fail at construction, not at the first step, when the SDK is not installed."""
+        package = self.package or self.name
         try:
-            found = importlib.util.find_spec(self.module or self.name) is not None
+            found = importlib.util.find_spec(self.module or package) is not None
         except ModuleNotFoundError:  # a dotted name whose parent package is missing
             found = False
         if not found:
-            package = self.package or self.name
             raise ImportError(
-                f"{adapter} needs the {package} package: pip install 'callwright[{self.name}]'"
+                f"{adapter} needs the {package} package: "
+                f"pip install 'callwright[{self.extra or self.name}]'"
             )
 
 
@@ -124,7 +135,8 @@ class ToolDefinition:
 class ProviderModel(ModelBase, ABC, Generic[ClientT, ItemT]):
     """A model served through a provider's SDK client; subclasses fill in the hooks."""
 
-    provider: ClassVar[Provider]
+    provider: Provider
+    """Who serves the model: the class's own, or a named provider passed to ``__init__``."""
     name: str
     """``provider:model``, as the model string spells it."""
     model: str
@@ -150,13 +162,18 @@ class ProviderModel(ModelBase, ABC, Generic[ClientT, ItemT]):
         timeout: float,
         client: ClientT | None,
         settings: dict[str, Any],
+        provider: Provider | None = None,
     ) -> None:
+        if provider is not None:
+            self.provider = provider
         if client is None:
             self.provider.require_sdk(type(self).__name__)
         self.model = model
         self.name = f"{self.provider.name}:{model}"
         self.modes = modes
-        self.base_url = base_url or os.environ.get(self.provider.base_url_env)
+        self.base_url = (
+            base_url or os.environ.get(self.provider.base_url_env) or self.provider.default_base_url
+        )
         self.retry = retry or RetryPolicy()
         self.timeout = timeout
         self.settings = settings
@@ -205,7 +222,7 @@ class ProviderModel(ModelBase, ABC, Generic[ClientT, ItemT]):
         return None
 
     def _key(self) -> str:
-        key = self._api_key or os.environ.get(self.provider.key_env)
+        key = self._api_key or (self.provider.key_env and os.environ.get(self.provider.key_env))
         if key:
             return key
         if self.provider.keyless_with_base_url and self.base_url:

@@ -196,6 +196,7 @@ class EventDecoder:
                 usage: MessageUsage | None = event.message.usage
                 if usage is not None:
                     self.usage.input_tokens = _input_tokens(usage)
+                    self.usage.cached_input_tokens = usage.cache_read_input_tokens or 0
                     self.usage.output_tokens = usage.output_tokens or 0
             case "content_block_start":
                 return self._block_start(event.index, event.content_block)
@@ -214,6 +215,7 @@ class EventDecoder:
                     self.usage.output_tokens = delta_usage.output_tokens or 0
                     if delta_usage.input_tokens:
                         self.usage.input_tokens = _input_tokens(delta_usage)
+                        self.usage.cached_input_tokens = delta_usage.cache_read_input_tokens or 0
         return []
 
     def _block_start(self, index: int, block: ContentBlock) -> list[ModelEvent]:

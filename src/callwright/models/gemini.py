@@ -374,7 +374,7 @@ def gemini_usage(metadata: GenerateContentResponseUsageMetadata) -> Usage:
         + (metadata.tool_use_prompt_token_count or 0),
         output_tokens=(metadata.candidates_token_count or 0) + thoughts,
         requests=1,
-        cached_tokens=metadata.cached_content_token_count or 0,
+        cached_input_tokens=metadata.cached_content_token_count or 0,
         reasoning_tokens=thoughts,
     )
 

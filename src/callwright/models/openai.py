@@ -1,6 +1,9 @@
 """Any OpenAI-compatible server (OpenAI, vLLM, Ollama, llama.cpp's server, LM Studio).
 
-Chat Completions with streaming through the official ``openai`` SDK. Two modes:
+Chat Completions with streaming through the official ``openai`` SDK: ``openai-chat:<model>``,
+``openai:<model>`` at a base URL other than OpenAI's own (most compatible servers have
+no ``/v1/responses``), and every named provider (``groq:<model>`` ...). OpenAI's own API
+defaults to the Responses adapter (``openai_responses``). Two modes:
 ``native`` sends tools as function definitions and merges the streamed
 tool-call chunks by index; ``structured`` sends the combined solution schema as
 ``response_format`` (for servers without tool calling) and decodes the answer
@@ -35,6 +38,7 @@ imports without it; ``OpenAIModel()`` then raises an ``ImportError`` naming the 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
@@ -103,8 +107,10 @@ class OpenAIModel(ProviderModel["AsyncOpenAI", "ChatCompletionChunk"]):
     ``base_url`` (or ``OPENAI_BASE_URL``) points at any compatible server; the key
     comes from ``api_key`` or ``OPENAI_API_KEY`` (a server at a ``base_url`` needs none).
     ``settings`` go into every request as they are (temperature, max_tokens, seed...).
-    ``max_string`` bounds the structured-mode schema (``maxLength`` on free strings,
-    one call per step, empty ``meta``) for small models that ramble.
+    ``provider`` is a named OpenAI-compatible provider (``PROVIDERS["groq"]`` ...): its
+    base URL, key variable and the parameters it refuses. ``max_string`` bounds the
+    structured-mode schema (``maxLength`` on free strings, one call per step, empty
+    ``meta``) for small models that ramble.
     """
 
     provider = OPENAI
@@ -122,6 +128,7 @@ class OpenAIModel(ProviderModel["AsyncOpenAI", "ChatCompletionChunk"]):
         timeout: float = 120.0,
         client: AsyncOpenAI | None = None,
         max_string: int | None = None,
+        provider: Provider | None = None,
         **settings: Any,
     ) -> None:
         super().__init__(
@@ -133,6 +140,7 @@ class OpenAIModel(ProviderModel["AsyncOpenAI", "ChatCompletionChunk"]):
             timeout=timeout,
             client=client,
             settings=settings,
+            provider=provider,
         )
         self.max_string = max_string
 
@@ -191,9 +199,11 @@ class OpenAIModel(ProviderModel["AsyncOpenAI", "ChatCompletionChunk"]):
                 "type": "json_schema",
                 "json_schema": {"name": "solution", "schema": schema, "strict": False},
             }
-            return body
-        body["messages"] = chat_messages(request.messages, request.instructions)
-        body.update(self.tool_params(request))
+        else:
+            body["messages"] = chat_messages(request.messages, request.instructions)
+            body.update(self.tool_params(request))
+        for name in self.provider.rejects:
+            body.pop(name, None)
         return body
 
 
@@ -230,6 +240,10 @@ class _ChunkDecoder:
         usage: CompletionUsage | None = chunk.usage
         if usage is not None:
             self.usage = Usage(usage.prompt_tokens or 0, usage.completion_tokens or 0, 1)
+            cached = usage.prompt_tokens_details
+            self.usage.cached_input_tokens = (cached.cached_tokens or 0) if cached else 0
+            details = usage.completion_tokens_details
+            self.usage.reasoning_tokens = (details.reasoning_tokens or 0) if details else 0
         for choice in chunk.choices or ():
             index: int | None = choice.index
             if index not in (0, None):
@@ -406,16 +420,20 @@ def file_part(part: FilePart) -> ChatCompletionContentPartParam:
     )
 
 
-def structured_conversation(messages: list[Message]) -> list[dict[str, Any]]:
+def structured_conversation(
+    messages: list[Message], content: Callable[[UserMessage], object] | None = None
+) -> list[dict[str, Any]]:
     """``conversation`` (the structured-mode turns), with each user message that carries
-    files as a turn of content parts. ``conversation`` flushes pending tool results at
+    files as a turn of content parts (``content`` makes them: Chat Completions' parts
+    unless another API's are asked for). ``conversation`` flushes pending tool results at
     every user message, so cutting the history there changes nothing else."""
+    parts = content or user_content
     out: list[dict[str, Any]] = []
     start = 0
     for index, m in enumerate(messages):
         if isinstance(m, UserMessage) and m.files:
             out += conversation(messages[start:index])
-            out.append({"role": "user", "content": user_content(m)})
+            out.append({"role": "user", "content": parts(m)})
             start = index + 1
     out += conversation(messages[start:])
     return out
