@@ -25,7 +25,7 @@ INTERRUPTED = (
     "while it ran (resume it with a new request on its thread)"
 )
 POLL_SECONDS = 0.05
-REPLAY_CHUNKS = 8
+REPLAY_CHUNKS = 4
 """Stored chunks (up to about 64 KiB of frames each) a replay reads and sends at once."""
 
 
