@@ -196,6 +196,10 @@ class SSEEncoder:
     closers: ClassVar[Mapping[str, tuple[str, str | None]]] = {}
     """Wire event type that opens something -> (the type that closes it, the key of the
     id both carry, None when there is one at a time): what ``continue_after`` closes."""
+    other_ends: ClassVar[Mapping[str, str]] = {}
+    """Another type that closes what a closing type of ``closers`` closes -> that type."""
+    close_fields: ClassVar[Mapping[str, Payload]] = {}
+    """Fields a closing frame of ``continue_after`` needs besides its type and id."""
 
     _payload_table: ClassVar[dict[str, Callable[[Any, Any], Payloads]]] = {}
     _frame_table: ClassVar[dict[str, _Writer]]
@@ -260,19 +264,29 @@ class SSEEncoder:
         open, nor opened twice).
         """
         closed_by = {close: key for close, key in self.closers.values()}
-        opened: dict[tuple[str, Any], Payload] = {}
-        for payload in payloads_of(frames):
+        kinds = ("text_delta", "reasoning_delta", "args_delta")
+        deltas = tuple(getattr(self, k).head().encode() for k in kinds if hasattr(self, k))
+        opened: dict[tuple[str, Any, Any], Payload] = {}
+        for payload in payloads_of(f for f in frames if not f.startswith(deltas)):
             kind = payload.get("type")
             if not isinstance(kind, str):
                 continue
             self._continues(payload)
+            sub = payload.get("subagentRunId")  # AG-UI: a delegate's own, apart
             if kind in self.closers:
                 close, key = self.closers[kind]
                 ident = payload.get(key) if key else None
-                opened[(close, ident)] = {"type": close} | ({key: ident} if key else {})
-            elif kind in closed_by:
-                key = closed_by[kind]
-                opened.pop((kind, payload.get(key) if key else None), None)
+                closing: Payload = {"type": close, **self.close_fields.get(close, {})}
+                if key:
+                    closing[key] = ident
+                if sub is not None:
+                    closing["subagentRunId"] = sub
+                opened[(close, ident, sub)] = closing
+                continue
+            close = self.other_ends.get(kind, kind)
+            if close in closed_by:
+                key = closed_by[close]
+                opened.pop((close, payload.get(key) if key else None, sub), None)
         return [sse(payload) for payload in reversed(opened.values())]
 
     def _continues(self, payload: Payload) -> None:

@@ -326,6 +326,14 @@ class AGUIEncoder(SSEEncoder):
         "REASONING_START": ("REASONING_END", "messageId"),
         "REASONING_MESSAGE_START": ("REASONING_MESSAGE_END", "messageId"),
         "TOOL_CALL_START": ("TOOL_CALL_END", "toolCallId"),
+        "SUBAGENT_STARTED": ("SUBAGENT_ERROR", "subagentRunId"),
+    }
+    other_ends: ClassVar[Mapping[str, str]] = {"SUBAGENT_FINISHED": "SUBAGENT_ERROR"}
+    close_fields: ClassVar[Mapping[str, Payload]] = {
+        "SUBAGENT_ERROR": {
+            "message": "the sub-agent stopped: the process running it died",
+            "code": "interrupted",
+        }
     }
 
     def __init__(self, *, protocol_1: bool = True) -> None:
@@ -336,7 +344,9 @@ class AGUIEncoder(SSEEncoder):
         go on from there rather than start again at ``step-1``."""
 
     def _continues(self, payload: Payload) -> None:
-        name = payload.get("stepName") if payload["type"] == "STEP_STARTED" else None
+        if payload["type"] != "STEP_STARTED" or "subagentRunId" in payload:
+            return
+        name = payload.get("stepName")
         number = name.removeprefix("step-") if isinstance(name, str) else ""
         if number.isdecimal():
             self.steps_before = max(self.steps_before, int(number))
