@@ -137,18 +137,28 @@ async def replay_response(
 async def _wire_of(
     journal: Journal, run_id: str, principal: str, default: type[SSEEncoder]
 ) -> type[SSEEncoder]:
-    """The wire of a run's kept log, told by its first frame (AG-UI's event types are upper
-    case, the AI SDK's chunk types lower case); waits for that frame while the run
-    has kept none yet."""
+    """The wire of a run's kept log (``default`` if it ends before it keeps a frame); waits
+    for its first frame while the run has kept none yet."""
     while True:
-        done = await asyncio.to_thread(journal.segment_done, run_id, principal)
-        first = await asyncio.to_thread(journal.events_after, run_id, 0, principal, 1)
-        kinds = [p.get("type") for p in payloads_of(frame for _, frame in first[:1])]
-        if kinds and isinstance(kinds[0], str):
-            return AISDKEncoder if kinds[0].islower() else AGUIEncoder
+        done, wire = await asyncio.to_thread(_first_frame_wire, journal, run_id, principal)
+        if wire is not None:
+            return wire
         if done:
             return default
         await asyncio.sleep(POLL_SECONDS)
+
+
+def _first_frame_wire(
+    journal: Journal, run_id: str, principal: str
+) -> tuple[bool, type[SSEEncoder] | None]:
+    """Whether the run is done, and the wire its first kept frame was written for (AG-UI's
+    event types are upper case, the AI SDK's chunk types lower case)."""
+    done = journal.segment_done(run_id, principal)
+    first = journal.events_after(run_id, 0, principal, 1)
+    kinds = [p.get("type") for p in payloads_of(frame for _, frame in first[:1])]
+    if not kinds or not isinstance(kinds[0], str):
+        return done, None
+    return done, AISDKEncoder if kinds[0].islower() else AGUIEncoder
 
 
 @dataclass(frozen=True, slots=True)
