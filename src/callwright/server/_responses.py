@@ -165,23 +165,26 @@ def _first_frame_wire(
 class _Page:
     """A part of a kept log, read and joined off the event loop."""
 
+    done: bool
+    """Whether the segment had ended before the part was read (then an empty part is
+    the end of its log)."""
     last: int
     """The offset of its last frame (the next read starts after it)."""
     count: int
     """How many non-empty frames it held (sent or skipped)."""
     data: bytes
     """Its frames after the skipped ones, as one piece to send."""
-    more: bool
-    """Whether it held anything (then more may be kept already)."""
 
 
 def _read_page(store: Journal, segment: str, last: int, principal: str, skip: int) -> _Page:
     """Up to ``REPLAY_CHUNKS`` stored chunks after offset ``last``, the first ``skip``
-    non-empty frames left out."""
+    non-empty frames left out; whether the segment had ended is read first, so that no
+    frame written before its end is missed."""
+    done = store.segment_done(segment, principal)
     rows = store.events_after(segment, last, principal, REPLAY_CHUNKS)
     frames = [frame for _, frame in rows if frame]
     data = b"".join(frames[skip:]) if skip < len(frames) else b""
-    return _Page(rows[-1][0] if rows else last, len(frames), data, bool(rows))
+    return _Page(done, rows[-1][0] if rows else last, len(frames), data)
 
 
 async def replay(
@@ -197,18 +200,15 @@ async def replay(
     last = 0
     sent = 0
     while True:
-        # read before the events, so none is missed
-        done = await asyncio.to_thread(store.segment_done, segment, principal)
-        while True:
-            page = await asyncio.to_thread(
-                _read_page, store, segment, last, principal, max(after - sent, 0)
-            )
-            last, sent = page.last, sent + page.count
-            if page.data:
-                yield page.data
-            if not page.more:
-                break
-        if done:
+        page = await asyncio.to_thread(
+            _read_page, store, segment, last, principal, max(after - sent, 0)
+        )
+        last, sent = page.last, sent + page.count
+        if page.data:
+            yield page.data
+        if page.count:
+            continue  # more may be kept already
+        if page.done:
             if trailer:
                 yield trailer
             return
