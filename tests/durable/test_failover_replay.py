@@ -70,6 +70,17 @@ def verify(url: str, run: str) -> dict[str, Any]:
     return dict(json.loads(done.stdout))
 
 
+def read_with_ai(client: str, url: str) -> dict[str, Any]:
+    """The replay at ``url`` through the ``ai`` client's own chunk parsing
+    (tests/js/verify_ai_replay.mjs): its errors, the chunk types, the message's text."""
+    done = subprocess.run(
+        [str(NODE), "verify_ai_replay.mjs", client, url],
+        cwd=JS_DIR, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return dict(json.loads(done.stdout))
+
+
 async def kept_text(http: httpx.AsyncClient, url: str, run: str) -> None:
     """Until the run's kept log holds some of its text (a replica reads it back)."""
     deadline = time.monotonic() + 60
@@ -152,3 +163,80 @@ def test_a_replay_after_a_kill_is_accepted_by_the_agui_client(
 
 def stored_result(events: list[dict[str, Any]]) -> str:
     return str(next(e["content"] for e in events if e["type"] == "TOOL_CALL_RESULT"))
+
+
+def chat_body(chat: str, text: str) -> dict[str, Any]:
+    message = {"id": uuid.uuid4().hex, "role": "user", "parts": [{"type": "text", "text": text}]}
+    return {"id": chat, "messages": [message], "trigger": "submit-message"}
+
+
+async def post_chat(
+    http: httpx.AsyncClient, url: str, body: dict[str, Any], run_ids: list[str]
+) -> None:
+    """POST a chat and read its stream until it ends or the replica dies; its run id goes
+    to ``run_ids`` as soon as the response begins."""
+    try:
+        async with http.stream("POST", url + "/api/chat", json=body) as response:
+            run_ids.append(response.headers["x-callwright-run-id"])
+            async for _ in response.aiter_bytes():
+                pass
+    except httpx.HTTPError:
+        pass  # the replica died under us
+
+
+async def ai_replay(http: httpx.AsyncClient, url: str, run: str, until: str) -> str:
+    """The run's replay from ``url``, read for up to 3 s at a time until it holds ``until``."""
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        text = ""
+        try:
+            async with http.stream("GET", f"{url}/runs/{run}/events", timeout=3) as response:
+                async for chunk in response.aiter_text():
+                    text += chunk
+                    if until in text:
+                        return text
+        except httpx.ReadTimeout:
+            pass
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"run {run}'s replay never held {until!r}")
+
+
+def test_an_ai_sdk_replay_after_a_kill_is_read_by_the_ai_client(
+    replicas: tuple[Replica, Replica],
+) -> None:
+    """The same kills on the AI SDK's stream (mid-text, mid-tool): the continuing process
+    closes the dead one's text and step (``text-end``, ``finish-step``) before its own,
+    and the replay, ``data: [DONE]`` last, is read without an error by ai 5, 6 and 7."""
+    a, b = replicas
+    tag = uuid.uuid4().hex[:6]
+
+    async def kill() -> list[str]:
+        talk: list[str] = []
+        tool: list[str] = []
+        async with httpx.AsyncClient(timeout=120) as http:
+            posts = [
+                asyncio.create_task(post_chat(http, a.url, chat_body(chat, text), ids))
+                for chat, text, ids in (
+                    (f"c-talk-{tag}", "talk 300", talk),
+                    (f"c-tool-{tag}", f"slow 30 a{tag}", tool),
+                )
+            ]
+            await until_started(a.side_effects, [f"a{tag}"])
+            while not talk:
+                await asyncio.sleep(0.05)
+            await ai_replay(http, b.url, talk[0], '"text-delta"')
+            a.kill()
+            await asyncio.gather(*posts)
+            runs = [talk[0], tool[0]]
+            for run in runs:
+                await ai_replay(http, b.url, run, "data: [DONE]")
+            return runs
+
+    runs = asyncio.run(kill())
+    for client in ("ai5", "ai6", "ai7"):
+        talk, tool = (read_with_ai(client, f"{b.url}/runs/{run}/events") for run in runs)
+        for read in (talk, tool):
+            assert read["errors"] == [], (client, read)
+            assert read["types"][-1] == "finish", (client, read["types"])
+        assert talk["text"].endswith(" ".join(f"w{i}" for i in range(300))), talk["text"]
+        assert "tool-output-error" in tool["types"] or "tool-output-available" in tool["types"]
