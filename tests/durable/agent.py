@@ -4,7 +4,9 @@ Its scripted model reads the last user message: ``slow <seconds> <tag>`` calls t
 ``slow`` tool, ``idem <seconds> <tag>`` the idempotent ``slow_idem``, ``remote`` and
 ``ridem`` the same on ``callwright worker`` processes, ``delete <path>``
 the ``delete_file`` tool that needs approval, ``talk <words>`` streams that many words
-slowly; once a tool result is in it says ``Done: <result>``. The tools append
+slowly, ``think <seconds> <tag>`` calls ``slow`` for 0.1 s and then takes that long to
+answer (it notes ``think <tag>`` when its turn after the result begins); once a tool
+result is in it says ``Done: <result>``. The tools append
 ``start <tag> pid=<pid>`` / ``end <tag> pid=<pid>`` lines to ``$SIDE_EFFECTS`` so that a
 test counts how often each really ran, and in which process.
 """
@@ -85,6 +87,8 @@ def script(request: ModelRequest) -> list[Any]:
         name = tools[verb]
         arguments = {"seconds": float(words[1]), "tag": words[2]}
         return [call(name, arguments, id=f"call_{words[2]}")]
+    if verb == "think" and len(words) == 3:
+        return [call("slow", {"seconds": 0.1, "tag": words[2]}, id=f"call_{words[2]}")]
     if verb == "delete" and len(words) == 2:
         return [call("delete_file", {"path": words[1]}, id=f"call_delete_{words[1]}")]
     if verb == "talk" and len(words) == 2:
@@ -92,10 +96,24 @@ def script(request: ModelRequest) -> list[Any]:
     return [f"You said: {user.content}"]
 
 
+async def _think(request: ModelRequest) -> None:
+    """``think <seconds> <tag>``: the turn after the tool's result starts (the result is
+    journaled: the run acted on it) and takes a while before its first word."""
+    messages = request.messages
+    if not messages or not isinstance(messages[-1], ToolResultMessage):
+        return
+    user = next(m for m in reversed(messages) if isinstance(m, UserMessage))
+    words = user.content.split()
+    if len(words) == 3 and words[0] == "think":
+        _note(f"think {words[2]}")
+        await asyncio.sleep(float(words[1]))
+
+
 class SlowText(ScriptedModel):
     """Streams each word 20 ms apart, like a model that takes its time."""
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        await _think(request)
         async for part in super().stream(request):
             if isinstance(part, TextPart):
                 await asyncio.sleep(0.02)

@@ -13,12 +13,20 @@ from callwright.events import (
     ReasoningDelta,
     RunError,
     RunFinished,
+    RunStarted,
+    StepFinished,
+    StepStarted,
     Subagent,
     TextDelta,
+    TextEnd,
+    TextStart,
     ToolCallArgs,
+    ToolCallEnd,
     ToolCallResult,
+    ToolCallStart,
     ToolProgress,
 )
+from callwright.usage import Usage
 from callwright.wire import WireError
 from callwright.wire._base import HEADERS, SSEEncoder, major_version, sse, sse_all
 from callwright.wire.agui import AGUIEncoder, wants_protocol_1
@@ -140,3 +148,64 @@ def test_interrupt_offers_argument_edits_from_the_pending_call() -> None:
     assert editable["responseSchema"]["properties"]["arguments"] == schema
     fixed = interrupt(PendingCall("c", "delete", {}, "approval", "ap"))
     assert "arguments" not in fixed["responseSchema"]["properties"]
+
+
+# --- a stream continued by another process ------------------------------------------
+
+
+def kinds(frames: list[bytes]) -> list[tuple[str, str | None]]:
+    payloads = [json.loads(frame[6:]) for frame in frames]
+    return [(p["type"], p.get("messageId") or p.get("stepName") or p.get("id")) for p in payloads]
+
+
+def test_a_continued_agui_stream_closes_what_the_dead_one_opened() -> None:
+    """What a process that died mid-reply left open, closed last opened first (a delegate's
+    step and sub-run too), and the continuing encoder's steps numbered after its own."""
+    dead = AGUIEncoder()
+    frames = [
+        dead.encode(e)
+        for e in (
+            RunStarted("r1", "t1"),
+            StepStarted(1, "m1"),
+            TextStart("m1", "m1"),
+            TextDelta("m1", "hello"),
+            TextEnd("m1"),
+            StepFinished(1, "m1", "stop", Usage()),
+            StepStarted(2, "m2"),
+            ToolCallStart("call_d", "helper_tool", "m2"),
+            ToolCallEnd("call_d", "helper_tool", {}),
+            *[
+                Subagent("call_d", "helper_tool", "sub_1", "helper", inner)
+                for inner in (
+                    RunStarted("sub_1", "t1"),
+                    StepStarted(1, "s1"),
+                    TextStart("s1", "m3"),
+                    TextDelta("m3", "half a"),
+                )
+            ],
+        )
+    ]
+    going_on = AGUIEncoder()
+    closing = going_on.continue_after(frames)
+    assert kinds(closing) == [
+        ("TEXT_MESSAGE_END", "m3"),
+        ("STEP_FINISHED", "step-1"),
+        ("SUBAGENT_ERROR", None),
+        ("STEP_FINISHED", "step-2"),
+    ]
+    assert [json.loads(c[6:]).get("subagentRunId") for c in closing] == ["sub_1"] * 3 + [None]
+    assert json.loads(closing[2][6:])["code"] == "interrupted"
+    assert going_on.encode(StepStarted(1, "m4")) == sse(
+        {"type": "STEP_STARTED", "stepName": "step-3"}
+    )
+    assert going_on.continue_after([*frames, *closing]) == []  # nothing left open
+
+
+def test_a_continued_ai_sdk_stream_closes_its_step_and_text() -> None:
+    dead = AISDKEncoder()
+    frames = [
+        dead.encode(e)
+        for e in (RunStarted("r1", "t1"), StepStarted(1, "m1"), TextStart("m1", "t1"))
+    ]
+    closing = AISDKEncoder().continue_after(frames)
+    assert kinds(closing) == [("text-end", "t1"), ("finish-step", None)]

@@ -148,6 +148,13 @@ def interrupted_results(started: Started) -> list[ToolCallResult]:
     ]
 
 
+def _closing(journal: Journal, spec: SegmentSpec, encoder: SSEEncoder) -> list[bytes]:
+    """The frames that close what the dead process's stream left open, with ``encoder`` set
+    to go on after it (read and parsed off the event loop: a log can be long)."""
+    kept = journal.events_after(spec.request_id, 0, spec.principal)
+    return encoder.continue_after(frame for _, frame in kept)
+
+
 async def drive(journal: Journal, run: Run[Any, Any], started: Started, spec: SegmentSpec) -> str:
     """Run a reopened segment to its end with no client attached, journaling its frames
     after the ones its first process wrote. Returns the segment's status."""
@@ -156,6 +163,7 @@ async def drive(journal: Journal, run: Run[Any, Any], started: Started, spec: Se
     encoder = spec.encoder()
 
     begun = started.event_offset > 0
+    closing = await asyncio.to_thread(_closing, journal, spec, encoder) if begun else []
 
     async def record(event: Event) -> None:
         # a stream whose start was kept must not start again (a reader would restart it)
@@ -165,6 +173,8 @@ async def drive(journal: Journal, run: Run[Any, Any], started: Started, spec: Se
             await durable
 
     try:
+        for frame in closing:
+            recorder.record_frame(frame)
         for result in interrupted_results(started):
             await record(result)
         async for event in run.events():

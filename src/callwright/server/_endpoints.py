@@ -205,8 +205,13 @@ class Endpoints(Generic[DepsT]):
         if after < 0:
             error = WireError("after must be a non-negative integer", "invalid_request")
             return self._refuse(request, error)
-        headers = {**agui.AGUIEncoder.headers, **self._headers(request)}
-        return await replay_response(self.journal, segment, after, principal or "", headers)
+        headers = self._headers(request)
+        try:
+            return await replay_response(
+                self.journal, segment, after, principal or "", headers, AGUIEncoder
+            )
+        except WireError as exc:
+            return self._refuse(request, exc)
 
     async def handle_chat(
         self, request: Request, *, deps: DepsT | None = None, principal: str | None = None
@@ -241,8 +246,12 @@ class Endpoints(Generic[DepsT]):
         segment = await asyncio.to_thread(self.journal.live_segment, thread, principal or "")
         if segment is None:
             return Response(status_code=204, headers=headers)
-        headers = {**aisdk.AISDKEncoder.headers, **headers}
-        return await replay_response(self.journal, segment, 0, principal or "", headers)
+        try:
+            return await replay_response(
+                self.journal, segment, 0, principal or "", headers, AISDKEncoder
+            )
+        except WireError as exc:
+            return self._refuse(request, exc)
 
     async def handle_page(self, request: Request) -> Response:
         """``GET`` the playground page. It loads ``/playground.js`` and talks to ``/agui``

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from starlette.responses import JSONResponse, Response, StreamingResponse
@@ -13,8 +14,10 @@ from ..events import ApprovalRequested, Event, InputRequested
 from ..run import Run
 from ..store import Journal, JournalUnavailable, Recorder
 from ..wire import ApprovalLedger, IssuedApproval, WireError
-from ..wire._base import SSEEncoder
+from ..wire._base import SSEEncoder, payloads_of
 from ..wire._stream import StreamStopped, stream_run
+from ..wire.agui import AGUIEncoder
+from ..wire.aisdk import AISDKEncoder
 
 RUN_ID_HEADER = "x-callwright-run-id"
 INTERRUPTED = (
@@ -22,6 +25,8 @@ INTERRUPTED = (
     "while it ran (resume it with a new request on its thread)"
 )
 POLL_SECONDS = 0.05
+REPLAY_CHUNKS = 4
+"""Stored chunks (up to about 64 KiB of frames each) a replay reads and sends at once."""
 
 
 def refusal(error: WireError) -> Response:
@@ -105,40 +110,106 @@ async def _stop_on_failure(durable: Awaitable[None]) -> None:
 
 
 async def replay_response(
-    journal: Journal, run_id: str, after: int, principal: str, headers: Mapping[str, str]
+    journal: Journal,
+    run_id: str,
+    after: int,
+    principal: str,
+    headers: Mapping[str, str],
+    wire: type[SSEEncoder],
 ) -> Response:
     """``GET /runs/{run_id}/events``: the stored frames after the first ``after``, then
-    the live ones; 404 for an unknown run or another principal's, 410 for a log
-    deleted under the journal's retention."""
+    the live ones, with the headers and the end (AI SDK's ``[DONE]``) of the wire the run
+    was streamed on (``wire`` until its first frame is kept). Raises ``WireError``: 404
+    for an unknown run or another principal's, 410 for a log deleted under the
+    journal's retention."""
     known = await asyncio.to_thread(journal.has_events, run_id, principal)
     if not known:
         if await asyncio.to_thread(journal.expired, run_id, principal):
-            return refusal(
-                WireError(f"the events of run {run_id!r} are no longer kept", "expired", 410)
-            )
-        return refusal(WireError(f"no run {run_id!r} in the journal", "unknown_run", 404))
+            raise WireError(f"the events of run {run_id!r} are no longer kept", "expired", 410)
+        raise WireError(f"no run {run_id!r} in the journal", "unknown_run", 404)
+    wire = await _wire_of(journal, run_id, principal, wire)
     return StreamingResponse(
-        replay(journal, run_id, after, principal), headers={**headers, RUN_ID_HEADER: run_id}
+        replay(journal, run_id, after, principal, wire.trailer),
+        headers={**wire.headers, **headers, RUN_ID_HEADER: run_id},
     )
 
 
+async def _wire_of(
+    journal: Journal, run_id: str, principal: str, default: type[SSEEncoder]
+) -> type[SSEEncoder]:
+    """The wire of a run's kept log (``default`` if it ends before it keeps a frame); waits
+    for its first frame while the run has kept none yet."""
+    while True:
+        done, wire = await asyncio.to_thread(_first_frame_wire, journal, run_id, principal)
+        if wire is not None:
+            return wire
+        if done:
+            return default
+        await asyncio.sleep(POLL_SECONDS)
+
+
+def _first_frame_wire(
+    journal: Journal, run_id: str, principal: str
+) -> tuple[bool, type[SSEEncoder] | None]:
+    """Whether the run is done, and the wire its first kept frame was written for (AG-UI's
+    event types are upper case, the AI SDK's chunk types lower case)."""
+    done = journal.segment_done(run_id, principal)
+    first = journal.events_after(run_id, 0, principal, 1)
+    kinds = [p.get("type") for p in payloads_of(frame for _, frame in first[:1])]
+    if not kinds or not isinstance(kinds[0], str):
+        return done, None
+    return done, AISDKEncoder if kinds[0].islower() else AGUIEncoder
+
+
+@dataclass(frozen=True, slots=True)
+class _Page:
+    """A part of a kept log, read and joined off the event loop."""
+
+    done: bool
+    """Whether the segment had ended before the part was read (then an empty part is
+    the end of its log)."""
+    last: int
+    """The offset of its last frame (the next read starts after it)."""
+    count: int
+    """How many non-empty frames it held (sent or skipped)."""
+    data: bytes
+    """Its frames after the skipped ones, as one piece to send."""
+
+
+def _read_page(store: Journal, segment: str, last: int, principal: str, skip: int) -> _Page:
+    """Up to ``REPLAY_CHUNKS`` stored chunks after offset ``last``, the first ``skip``
+    non-empty frames left out; whether the segment had ended is read first, so that no
+    frame written before its end is missed."""
+    done = store.segment_done(segment, principal)
+    rows = store.events_after(segment, last, principal, REPLAY_CHUNKS)
+    frames = [frame for _, frame in rows if frame]
+    data = b"".join(frames[skip:]) if skip < len(frames) else b""
+    return _Page(done, rows[-1][0] if rows else last, len(frames), data)
+
+
 async def replay(
-    store: Journal, segment: str, after: int, principal: str = ""
+    store: Journal, segment: str, after: int, principal: str = "", trailer: bytes = b""
 ) -> AsyncIterator[bytes]:
     """Stored frames after the first ``after`` (non-empty) ones; follows a live run until
-    it ends (or is settled by recovery, whose closing frame ends it). Reads run in a
-    worker thread."""
+    it ends (or is settled by recovery, whose closing frame ends it), then ``trailer``.
+
+    A long log is read, cut and joined a bounded part at a time in a worker thread, and
+    each part is one write: the event loop is never held for the length of a log, and
+    other requests are served between the parts.
+    """
     last = 0
     sent = 0
     while True:
-        # read before the events, so none is missed
-        done = await asyncio.to_thread(store.segment_done, segment, principal)
-        for offset, frame in await asyncio.to_thread(store.events_after, segment, last, principal):
-            last = offset
-            if frame:
-                sent += 1
-                if sent > after:
-                    yield frame
-        if done:
+        page = await asyncio.to_thread(
+            _read_page, store, segment, last, principal, max(after - sent, 0)
+        )
+        last, sent = page.last, sent + page.count
+        if page.data:
+            yield page.data
+        if page.count:
+            continue  # more may be kept already
+        if page.done:
+            if trailer:
+                yield trailer
             return
         await asyncio.sleep(POLL_SECONDS)

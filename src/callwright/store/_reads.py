@@ -113,15 +113,19 @@ class JournalReads:
         return rows[0] if rows else None
 
     def events_after(
-        self, request_id: str, offset: int, principal: str = ""
+        self, request_id: str, offset: int, principal: str = "", chunks: int | None = None
     ) -> list[tuple[int, bytes]]:
-        """The event log of one segment (one request's stream), after ``offset``."""
-        rows = self._read(
+        """The event log of one segment (one request's stream), after ``offset``; at most
+        ``chunks`` of its stored chunks (a replay reads a long log a part at a time)."""
+        sql = (
             "SELECT e.offsets, e.lengths, e.frames, e.packed FROM events e "
             "JOIN segments s ON s.id = e.segment "
-            'WHERE s.principal = ? AND s.request_id = ? AND e."last" > ? ORDER BY e."first"',
-            (principal, request_id, offset),
+            'WHERE s.principal = ? AND s.request_id = ? AND e."last" > ? ORDER BY e."first"'
         )
+        args: tuple[Any, ...] = (principal, request_id, offset)
+        if chunks is not None:
+            sql, args = sql + " LIMIT ?", (*args, chunks)
+        rows = self._read(sql, args)
         return [(o, f) for row in rows for o, f in split_chunk(*row) if o > offset]
 
     def has_events(self, request_id: str, principal: str = "") -> bool:

@@ -14,7 +14,8 @@ call on the journal, as the library API and tests use it. Asynchronous
 writer thread. The durable points are a tool's ``started`` row (before the tool
 runs), its outcome (before the run goes on) and the run's end (before the client
 sees it); there ``record`` returns an awaitable, elsewhere ``None``. Held frames
-go as one chunk with a tool's ``started`` row and with the run's end, and after
+go as one chunk with a tool's ``started`` row, its outcome and the run's end (a
+frame a client could have seen is kept before the run acts on what follows it), and after
 ``FLUSH_SECONDS`` or ``FLUSH_BYTES`` so that a replay follows a long reply. A
 failed write makes the awaitable raise ``JournalUnavailable``: the run stops
 rather than go on unrecorded, and ``finish`` hands the segment back to the
@@ -106,6 +107,12 @@ class Recorder:
             self._flush(frames=True)
         return None
 
+    def record_frame(self, frame: bytes) -> None:
+        """Journal a frame that belongs to no event of this run (what a continued segment
+        sends to close what the stream before it left open)."""
+        self.offset += 1
+        self._keep("FRAME", frame)
+
     def finish_unrecorded(self, status: str, reason: str) -> None:
         """The stream ended without a last event (the client went away mid-run)."""
         if self.status is None:
@@ -183,7 +190,9 @@ class Recorder:
             self._frames(),
         )  # fmt: skip
         self._held_outcomes.append((event.call_id, output))
-        return self._durable()
+        # the result's frame goes with it: a process that continues the run after this
+        # one dies reads the result back and never sends it again
+        return self._durable(frames=True)
 
     def _on_approval(self, event: Event) -> None:
         assert isinstance(event, ApprovalRequested)

@@ -17,7 +17,8 @@ payloads, the per-call progress documents) is ours; SSE libraries such as
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import json
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeAlias, TypeVar, get_args
 
@@ -76,6 +77,18 @@ def sse_all(payloads: Payloads) -> bytes:
     if isinstance(payloads, dict):
         return sse(payloads)
     return b"".join([sse(payload) for payload in payloads])
+
+
+def payloads_of(frames: Iterable[bytes]) -> list[Payload]:
+    """The JSON objects of SSE frames (``data: {json}``; other lines are skipped)."""
+    out: list[Payload] = []
+    for frame in frames:
+        for block in frame.split(b"\n\n"):
+            if block.startswith(b"data: {"):
+                payload = json.loads(block[6:])
+                if isinstance(payload, dict):
+                    out.append(payload)
+    return out
 
 
 def major_version(raw: str) -> int | None:
@@ -180,6 +193,13 @@ class SSEEncoder:
     args_delta: ClassVar[DeltaFrame]
     skip_empty_deltas: ClassVar[bool] = False
     """Whether a delta with no text sends nothing (AG-UI requires a non-empty delta)."""
+    closers: ClassVar[Mapping[str, tuple[str, str | None]]] = {}
+    """Wire event type that opens something -> (the type that closes it, the key of the
+    id both carry, None when there is one at a time): what ``continue_after`` closes."""
+    other_ends: ClassVar[Mapping[str, str]] = {}
+    """Another type that closes what a closing type of ``closers`` closes -> that type."""
+    close_fields: ClassVar[Mapping[str, Payload]] = {}
+    """Fields a closing frame of ``continue_after`` needs besides its type and id."""
 
     _payload_table: ClassVar[dict[str, Callable[[Any, Any], Payloads]]] = {}
     _frame_table: ClassVar[dict[str, _Writer]]
@@ -233,6 +253,44 @@ class SSEEncoder:
     def close(self) -> bytes:
         """What ends the stream after the last event."""
         return self.trailer
+
+    def continue_after(self, frames: Iterable[bytes]) -> list[bytes]:
+        """The frames that close what a stream's kept ``frames`` left open (last opened
+        first), with this encoder set to go on after them.
+
+        A segment continued in another process appends to the log of one that died
+        mid-step: sent before its own frames, these make the whole log one valid stream
+        for a client that replays it (a text message, tool call or step is never left
+        open, nor opened twice).
+        """
+        closed_by = {close: key for close, key in self.closers.values()}
+        kinds = ("text_delta", "reasoning_delta", "args_delta")
+        deltas = tuple(getattr(self, k).head().encode() for k in kinds if hasattr(self, k))
+        opened: dict[tuple[str, Any, Any], Payload] = {}
+        for payload in payloads_of(f for f in frames if not f.startswith(deltas)):
+            kind = payload.get("type")
+            if not isinstance(kind, str):
+                continue
+            self._continues(payload)
+            sub = payload.get("subagentRunId")  # AG-UI: a delegate's own, apart
+            if kind in self.closers:
+                close, key = self.closers[kind]
+                ident = payload.get(key) if key else None
+                closing: Payload = {"type": close, **self.close_fields.get(close, {})}
+                if key:
+                    closing[key] = ident
+                if sub is not None:
+                    closing["subagentRunId"] = sub
+                opened[(close, ident, sub)] = closing
+                continue
+            close = self.other_ends.get(kind, kind)
+            if close in closed_by:
+                key = closed_by[close]
+                opened.pop((close, payload.get(key) if key else None, sub), None)
+        return [sse(payload) for payload in reversed(opened.values())]
+
+    def _continues(self, payload: Payload) -> None:
+        """Takes in one payload of the stream this encoder goes on after (``continue_after``)."""
 
     # --- per-token events: a payload for wrappers, a fast frame for ``encode`` -------
 

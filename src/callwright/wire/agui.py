@@ -53,7 +53,8 @@ Choices worth knowing:
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from ..call import Decision
 from ..elicitation import InputAnswer, is_input_id
@@ -319,10 +320,36 @@ class AGUIEncoder(SSEEncoder):
     reasoning_delta = DeltaFrame("REASONING_MESSAGE_CONTENT", "messageId")
     args_delta = DeltaFrame("TOOL_CALL_ARGS", "toolCallId")
     skip_empty_deltas = True
+    closers: ClassVar[Mapping[str, tuple[str, str | None]]] = {
+        "STEP_STARTED": ("STEP_FINISHED", "stepName"),
+        "TEXT_MESSAGE_START": ("TEXT_MESSAGE_END", "messageId"),
+        "REASONING_START": ("REASONING_END", "messageId"),
+        "REASONING_MESSAGE_START": ("REASONING_MESSAGE_END", "messageId"),
+        "TOOL_CALL_START": ("TOOL_CALL_END", "toolCallId"),
+        "SUBAGENT_STARTED": ("SUBAGENT_ERROR", "subagentRunId"),
+    }
+    other_ends: ClassVar[Mapping[str, str]] = {"SUBAGENT_FINISHED": "SUBAGENT_ERROR"}
+    close_fields: ClassVar[Mapping[str, Payload]] = {
+        "SUBAGENT_ERROR": {
+            "message": "the sub-agent stopped: the process running it died",
+            "code": "interrupted",
+        }
+    }
 
     def __init__(self, *, protocol_1: bool = True) -> None:
         super().__init__()
         self.protocol_1 = protocol_1
+        self.steps_before = 0
+        """Steps of the stream this one continues (``continue_after``): its step names
+        go on from there rather than start again at ``step-1``."""
+
+    def _continues(self, payload: Payload) -> None:
+        if payload["type"] != "STEP_STARTED" or "subagentRunId" in payload:
+            return
+        name = payload.get("stepName")
+        number = name.removeprefix("step-") if isinstance(name, str) else ""
+        if number.isdecimal():
+            self.steps_before = max(self.steps_before, int(number))
 
     # run and steps
 
@@ -371,11 +398,11 @@ class AGUIEncoder(SSEEncoder):
 
     @on(StepStarted)
     def _step_started(self, e: StepStarted) -> Payloads:
-        return {"type": "STEP_STARTED", "stepName": f"step-{e.step}"}
+        return {"type": "STEP_STARTED", "stepName": f"step-{e.step + self.steps_before}"}
 
     @on(StepFinished)
     def _step_finished(self, e: StepFinished) -> Payloads:
-        return {"type": "STEP_FINISHED", "stepName": f"step-{e.step}"}
+        return {"type": "STEP_FINISHED", "stepName": f"step-{e.step + self.steps_before}"}
 
     # text and reasoning (the deltas are the base's fast path)
 

@@ -58,7 +58,7 @@ Choices worth knowing:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from ..call import Decision, Denied, to_model_text
 from ..elicitation import InputAnswer, is_input_id
@@ -338,6 +338,11 @@ class AISDKEncoder(SSEEncoder):
     text_delta = DeltaFrame("text-delta", "id")
     reasoning_delta = DeltaFrame("reasoning-delta", "id")
     args_delta = DeltaFrame("tool-input-delta", "toolCallId", "inputTextDelta")
+    closers: ClassVar[Mapping[str, tuple[str, str | None]]] = {
+        "start-step": ("finish-step", None),
+        "text-start": ("text-end", "id"),
+        "reasoning-start": ("reasoning-end", "id"),
+    }
 
     def __init__(self, *, version: int = 6, message_id: str | None = None) -> None:
         if version not in SUPPORTED_VERSIONS:
