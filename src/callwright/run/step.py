@@ -178,10 +178,18 @@ class ModelTurn:
         watch = _Watch(self._deadline)
         most = self._limits.max_reply_chars
         try:
-            while True:
-                part = await watch.next(stream)
-                if part is None:
+            while not watch.expired:
+                watch.waiting = True
+                try:
+                    part = await anext(stream)
+                except StopAsyncIteration:
                     break
+                except asyncio.CancelledError:
+                    if not watch.absorb():
+                        raise
+                    break
+                finally:
+                    watch.waiting = False
                 # the per-token parts first, without a list per part
                 if isinstance(part, TextPart) and self._open_text is not None:
                     self._size += len(part.delta)
@@ -360,12 +368,12 @@ def json_depth(value: Any) -> int:
 class _Watch:
     """The run's time limit over one model stream: one timer for the whole turn (a
     timeout around each part would cost more than the part). When it fires while the
-    task waits for the model, it cancels that wait; otherwise the turn sees ``expired``
-    after the part at hand."""
+    task waits for the model (``waiting``), it cancels that wait; otherwise the turn
+    sees ``expired`` after the part at hand."""
 
     def __init__(self, deadline: float | None) -> None:
         self.expired = False
-        self._waiting = False
+        self.waiting = False
         self._task = asyncio.current_task()
         self._timer: asyncio.TimerHandle | None = None
         if deadline is not None:
@@ -375,24 +383,12 @@ class _Watch:
 
     def _fire(self) -> None:
         self.expired = True
-        if self._waiting and self._task is not None:
+        if self.waiting and self._task is not None:
             self._task.cancel("the run's time limit")
 
-    async def next(self, stream: AsyncIterator[ModelEvent]) -> ModelEvent | None:
-        """The next part, or None at the end of the stream or the time limit."""
-        if self.expired:
-            return None
-        self._waiting = True
-        try:
-            return await anext(stream)
-        except StopAsyncIteration:
-            return None
-        except asyncio.CancelledError:
-            if not self.expired or self._task is None or self._task.uncancel() > 0:
-                raise  # cancelled from outside as well
-            return None
-        finally:
-            self._waiting = False
+    def absorb(self) -> bool:
+        """Whether a cancellation of the wait was this timer's alone (then it is undone)."""
+        return self.expired and self._task is not None and self._task.uncancel() == 0
 
     def close(self) -> None:
         if self._timer is not None:
