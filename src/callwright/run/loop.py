@@ -287,7 +287,7 @@ class Run(Generic[DepsT, OutputT]):
                     why, finish = "the model call failed", "error"
                 else:
                     end.status, end.reason = "stopped", outcome.stopped
-                    why, finish = f"Not executed: {outcome.stopped}", "other"
+                    why, finish = f"not run, {outcome.stopped}", "other"
                 _cancel_unfinished(outcome.calls, why)
                 for call in outcome.calls:
                     yield result_event(call)
