@@ -128,7 +128,7 @@ class RunScope(Generic[DepsT]):
     state: RunState
     """The run's shared state document."""
     deps: DepsT
-    """The user's dependencies for this run (database handles, the principal ...)."""
+    """The user's dependencies for this run (database handles ...)."""
     cancel: CancelToken
     """Cancelled when the run is cancelled or closed."""
     usage: Usage
@@ -154,6 +154,11 @@ class RunScope(Generic[DepsT]):
     """What the front end forwarded with the request (AG-UI ``forwardedProps``) for the
     agent's code, never shown to the model; empty when it sent none. The server fills
     it in when it starts the run."""
+    principal: str | None = None
+    """Whose run this is: the principal the server authenticated for the request that
+    started it (kept by the journal with the run, so a run continued in another process
+    has it too); None for a run started without one (no ``authenticate``, or outside a
+    server). Delegates' runs inherit it."""
 
     def child_depth(self, name: str) -> int:
         """The depth of a sub-run started from this scope; refuses one past the limit."""
@@ -201,6 +206,11 @@ class ToolContext(Generic[DepsT]):
     def deps(self) -> DepsT | None:
         """The user's dependencies for this run."""
         return self.run.deps if self.run is not None else None
+
+    @property
+    def principal(self) -> str | None:
+        """Whose run this call serves (``RunScope.principal``); None without one."""
+        return self.run.principal if self.run is not None else None
 
     @property
     def forwarded_props(self) -> dict[str, Any]:

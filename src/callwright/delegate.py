@@ -51,6 +51,7 @@ async def run_delegate(arguments: dict[str, Any], ctx: ToolContext[Any] | None) 
         state=state,
         depth=depth,
         name=agent.name or name,
+        principal=scope.principal,
     )
 
     def cancel_child() -> None:

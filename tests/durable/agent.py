@@ -2,7 +2,8 @@
 
 Its scripted model reads the last user message: ``slow <seconds> <tag>`` calls the
 ``slow`` tool, ``idem <seconds> <tag>`` the idempotent ``slow_idem``, ``remote`` and
-``ridem`` the same on ``callwright worker`` processes, ``delete <path>``
+``ridem`` the same on ``callwright worker`` processes, ``who <seconds> <tag>`` the
+idempotent ``slow_who`` that also notes its run's principal and deps, ``delete <path>``
 the ``delete_file`` tool that needs approval, ``talk <words>`` streams that many words
 slowly, ``think <seconds> <tag>`` calls ``slow`` for 0.1 s and then takes that long to
 answer (it notes ``think <tag>`` when its turn after the result begins); once a tool
@@ -65,6 +66,14 @@ async def remote_idem(seconds: float, tag: str, ctx: ToolContext) -> str:
     return await _work(seconds, tag, ctx)
 
 
+@tool(idempotent=True)
+async def slow_who(seconds: float, tag: str, ctx: ToolContext[Any]) -> str:
+    """Notes whose run it serves and the deps it got, then works (safe to repeat)."""
+    deps = ctx.deps or {}
+    _note(f"who {tag} principal={ctx.principal} tenant={deps.get('tenant')} by={deps.get('by')}")
+    return await _work(seconds, tag, ctx)
+
+
 @tool(requires_approval=True)
 def delete_file(path: str) -> str:
     """Delete a file (a human approves first)."""
@@ -83,6 +92,7 @@ def script(request: ModelRequest) -> list[Any]:
     words = user.content.split()
     verb = words[0] if words else ""
     tools = {"slow": "slow", "idem": "slow_idem", "remote": "remote", "ridem": "remote_idem"}
+    tools["who"] = "slow_who"
     if verb in tools and len(words) == 3:
         name = tools[verb]
         arguments = {"seconds": float(words[1]), "tag": words[2]}
@@ -123,7 +133,7 @@ class SlowText(ScriptedModel):
 def make_agent() -> Agent:
     return Agent(
         SlowText(script, split_text=True, record=False),
-        [slow, slow_idem, remote, remote_idem, delete_file],
+        [slow, slow_idem, remote, remote_idem, slow_who, delete_file],
         name="durable-test",
         instructions="Works slowly, deletes with approval.",
     )

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import inspect
 import logging
 import os
 import secrets
@@ -27,6 +28,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from dbos import DBOS
+from sqlalchemy.exc import DBAPIError
 
 from ..store import Journal, Started, database_errors
 from ._rows import WORKFLOW_NAME, WorkflowRows, prune
@@ -77,6 +79,7 @@ class DurableRuntime:
         watch_seconds: float = WATCH_SECONDS,
         freeze_heap: bool = True,
         keep_workflows: float = KEEP_WORKFLOWS_SECONDS,
+        deps_factory: Callable[[Any, str | None], Any] | None = None,
     ) -> None:
         self.agent = agent
         self.journal = journal
@@ -96,6 +99,11 @@ class DurableRuntime:
         per workflow; DBOS itself deletes nothing). A tool call's are kept while the
         journal has a call of its run planned or started: a segment continued later makes
         the call again and takes the result from its workflow."""
+        self.deps_factory = deps_factory
+        """``deps_factory(None, principal)`` (sync or async): the deps of a run this process
+        continues for another (no request here, only the principal the journal kept), so
+        that a run has the same deps on every replica. ``Endpoints`` hands over its own
+        ``deps_factory`` when this is None. None: the agent's own deps."""
         self._next_prune = 0.0
         self._local: dict[str, str] = {}
         """Request ids of the segments this process streams, with their rows' owner tokens."""
@@ -149,12 +157,19 @@ class DurableRuntime:
     async def begin(self, spec: SegmentSpec) -> bool:
         """Record the segment as a PENDING workflow of this executor before it runs (the
         request's stream runs it and calls ``finished``). False when this process
-        already runs a segment of that request id (the journal refuses the request)."""
+        already runs a segment of that request id (the journal refuses the request).
+        A database that cannot be reached raises what the journal's would (one of
+        ``database_errors()``), which the server answers with 503 ``journal_unavailable``."""
         if spec.request_id in self._local:
             return False
         self._local[spec.request_id] = ""
         try:
             self._local[spec.request_id] = await self._rows.record(spec)
+        except DBAPIError as exc:  # the database is down: the driver's error, as the journal's
+            self._local.pop(spec.request_id, None)
+            if isinstance(exc.orig, database_errors()):
+                raise exc.orig from None
+            raise
         except BaseException:
             self._local.pop(spec.request_id, None)
             raise
@@ -176,8 +191,19 @@ class DurableRuntime:
         if started is None:
             return "finished elsewhere"
         log.info("continuing run %s of thread %s", spec.request_id, spec.thread_id)
-        run = continued_run(self.agent, started, spec)
+        try:
+            deps = await self._deps(started.segment.principal or None)
+            run = continued_run(self.agent, started, spec, deps)
+        except BaseException:
+            await self._write(self.journal.release, started.segment, [])  # nothing runs it
+            raise
         return await drive(self.journal, run, started, spec)
+
+    async def _deps(self, principal: str | None) -> Any:
+        if self.deps_factory is None:
+            return None
+        deps = self.deps_factory(None, principal)
+        return await deps if inspect.isawaitable(deps) else deps
 
     async def _reopen(self, request_id: str, idempotent: set[str]) -> Started | None:
         """``Journal.reopen``, tried again while the database refuses it (a deadlock

@@ -109,10 +109,12 @@ def tool_definitions(tools: list[Tool]) -> list[dict[str, Any]]:
     ]
 
 
-def continued_run(agent: Agent[Any, Any], started: Started, spec: SegmentSpec) -> Run[Any, Any]:
+def continued_run(
+    agent: Agent[Any, Any], started: Started, spec: SegmentSpec, deps: Any = None
+) -> Run[Any, Any]:
     """The run of a reopened segment, from the journal's history, the decisions kept for
-    its calls and the thread's remembered approvals (deps: the agent's own; a request's
-    deps did not survive its process)."""
+    its calls and the thread's remembered approvals, for the principal that started it
+    (``deps``: what ``deps_factory(None, principal)`` made; None: the agent's own)."""
     run = agent.start(
         messages=started.history,
         decisions=started.decisions,
@@ -122,6 +124,8 @@ def continued_run(agent: Agent[Any, Any], started: Started, spec: SegmentSpec) -
         run_id=started.segment.request_id,
         thread_id=started.segment.thread_id,
         thread_approvals=ThreadApprovals(started.thread_approvals),
+        deps=deps,
+        principal=started.segment.principal or None,
     )
     started.committed = list(run.messages)  # the same objects: commits diff by identity
     run.scope.forwarded_props.update(spec.forwarded_props)

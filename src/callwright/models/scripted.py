@@ -3,6 +3,7 @@ tool-call deltas from a script, or from a function of the request."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, replace
@@ -70,7 +71,8 @@ class ScriptedModel(ModelBase):
     from the request (so it can depend on the conversation). Requests are
     recorded (with a copy of the history) for tests to inspect unless
     ``record=False``, which benchmarks use to keep each step O(1). Text items stream
-    word by word when ``split_text`` is set, as a real model would.
+    word by word when ``split_text`` is set, as a real model would; ``delay`` seconds
+    pass before each part, as with a slow provider.
     """
 
     def __init__(
@@ -81,12 +83,14 @@ class ScriptedModel(ModelBase):
         modes: tuple[Mode, ...] = ("native",),
         split_text: bool = False,
         record: bool = True,
+        delay: float = 0.0,
     ) -> None:
         self.name = name
         self.modes = modes
         self._script = script
         self._split_text = split_text
         self._record = record
+        self._delay = delay
         self.requests: list[ModelRequest] = []
         self._calls = 0
 
@@ -97,7 +101,11 @@ class ScriptedModel(ModelBase):
             return None
         return self._script[self._calls]
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+    def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        parts = self._parts(request)
+        return _slowly(parts, self._delay) if self._delay else parts
+
+    async def _parts(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         if self._record:  # a snapshot: the loop keeps appending to its own list
             self.requests.append(replace(request, messages=list(request.messages)))
         turn = self._next_turn(request)
@@ -128,6 +136,12 @@ class ScriptedModel(ModelBase):
             else:
                 yield item
         yield FinishPart("tool-calls" if has_calls else "stop", Usage(10, 5, 1))
+
+
+async def _slowly(parts: AsyncIterator[ModelEvent], delay: float) -> AsyncIterator[ModelEvent]:
+    async for part in parts:
+        await asyncio.sleep(delay)
+        yield part
 
 
 def _split(text: str) -> list[str]:

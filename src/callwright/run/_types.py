@@ -68,7 +68,8 @@ class Limits:
     max_tokens: int | None = 1_000_000
     """Input plus output tokens over the run (delegates included)."""
     max_duration: float | None = 600.0
-    """Seconds of wall time before the run stops at the next step."""
+    """Seconds of wall time before the run stops: at the next step, or in the middle of
+    a model's reply (the reply so far is kept; calls it was making are not run)."""
     max_identical_calls: int = 3
     """Consecutive identical calls before a nudge; the second time, the run stops."""
     tool_timeout: float | None = 300.0
@@ -77,6 +78,10 @@ class Limits:
     """Size of one call's argument JSON."""
     max_json_depth: int = 32
     """Nesting of one call's arguments."""
+    max_reply_chars: int = 4_000_000
+    """Characters in one model reply (text, reasoning and call arguments together),
+    counted as it streams: past it the stream is stopped and the run ends with the
+    error ``reply_too_large``, so a runaway model cannot fill the server's memory."""
 
 
 @dataclass(frozen=True, slots=True)

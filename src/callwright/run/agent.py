@@ -181,6 +181,7 @@ class Agent(Generic[DepsT, OutputT]):
         name: str | None = None,
         traceparent: str | None = None,
         thread_approvals: ThreadApprovals | None = None,
+        principal: str | None = None,
     ) -> Run[DepsT, OutputT]:
         """A new run, not started yet: iterate its ``events()`` to run it.
 
@@ -196,7 +197,8 @@ class Agent(Generic[DepsT, OutputT]):
         when tracing is on. ``thread_approvals``: the tools a human allowed for the rest
         of this thread; pass the same object to each run of the thread (the run adds
         what a ``Decision.approve(remember="thread")`` allows). None: a fresh one, for
-        this run only.
+        this run only. ``principal``: whose run it is (``ToolContext.principal``); the
+        server sets it from the request.
         """
         history = list(messages)
         if prompt is not None:
@@ -221,6 +223,7 @@ class Agent(Generic[DepsT, OutputT]):
             agent_name=name or self.name,
             traceparent=traceparent,
             thread_approvals=thread_approvals,
+            principal=principal,
         )
 
     def stream(

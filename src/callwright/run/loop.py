@@ -101,6 +101,7 @@ class Run(Generic[DepsT, OutputT]):
         agent_name: str | None = None,
         traceparent: str | None = None,
         thread_approvals: ThreadApprovals | None = None,
+        principal: str | None = None,
     ) -> None:
         self.settings = settings
         self.messages = messages
@@ -115,6 +116,10 @@ class Run(Generic[DepsT, OutputT]):
         self._steering: deque[Message] = deque()
         self._follow_ups: deque[Message] = deque()
         self._guard = _LoopGuard(settings.limits.max_identical_calls)
+        self._call_ids = {
+            p.id for m in messages if isinstance(m, AssistantMessage) for p in m.tool_calls
+        }
+        """The call ids the conversation has used: a model's repeat of one gets a fresh id."""
         self._composer = Composer(settings, toolbox)
         self._started = time.monotonic()
         self._output: Any = None
@@ -145,6 +150,7 @@ class Run(Generic[DepsT, OutputT]):
             steering=self._steering,
             trace=trace,
             thread_approvals=ThreadApprovals() if thread_approvals is None else thread_approvals,
+            principal=principal,
         )
 
     # --- what the run is ---------------------------------------------------------------
@@ -269,18 +275,24 @@ class Run(Generic[DepsT, OutputT]):
             async for event in turn.events():
                 yield event
             outcome = turn.outcome
+            self._call_ids.update(call.id for call in outcome.calls)
             self.usage.add(outcome.usage)
             self.messages.append(outcome.reply)
             yield ModelResponse(step, outcome.reply)
             if outcome.has_output:
                 self._output, self._has_output = outcome.output, True
-            if outcome.error is not None:
-                end.status, end.error = "error", outcome.error
-                _cancel_unfinished(outcome.calls, "the model call failed")
+            if outcome.error is not None or outcome.stopped is not None:
+                if outcome.error is not None:
+                    end.status, end.error = "error", outcome.error
+                    why, finish = "the model call failed", "error"
+                else:
+                    end.status, end.reason = "stopped", outcome.stopped
+                    why, finish = f"not run, {outcome.stopped}", "other"
+                _cancel_unfinished(outcome.calls, why)
                 for call in outcome.calls:
                     yield result_event(call)
                 self.messages.extend(resume.result_messages(outcome.calls))
-                yield StepFinished(step, turn.message_id, "error", outcome.usage)
+                yield StepFinished(step, turn.message_id, finish, outcome.usage)
                 return
             if self.cancel_token.is_cancelled():
                 _cancel_unfinished(outcome.calls, self.cancel_token.reason)
@@ -315,6 +327,12 @@ class Run(Generic[DepsT, OutputT]):
             instances=instances,
             step=step,
             message_id=new_id("msg"),
+            used_ids=self._call_ids,
+            deadline=(
+                None
+                if settings.limits.max_duration is None
+                else self._started + settings.limits.max_duration
+            ),
         )
 
     # --- deciding whether to go on -------------------------------------------------------

@@ -7,7 +7,9 @@ toolbox, the limits, the output spec, the state's instances) and returns a
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+import asyncio
+import time
+from collections.abc import AsyncIterator, Sequence, Set
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,7 +50,7 @@ from ..models.base import (
 from ..tool import Tool
 from ..toolbox import Toolbox
 from ..usage import Usage
-from ._types import Limits, OutputSpec, RunSettings, StepInfo
+from ._types import Limits, OutputSpec, RunSettings, StepInfo, new_id
 
 
 class Composer:
@@ -116,14 +118,22 @@ class TurnOutcome:
     usage: Usage = field(default_factory=Usage)
     finish: str = "stop"
     error: RunError | None = None
-    """A provider error that ended the turn."""
+    """A provider error that ended the turn (or a reply past ``Limits.max_reply_chars``)."""
+    stopped: str | None = None
+    """Why the turn was cut short without an error: the run's time limit."""
     output: Any = None
     has_output: bool = False
     """Whether the model handed over a valid structured output."""
 
 
 class ModelTurn:
-    """Streams one model response as canonical events; ``outcome`` is set once drained."""
+    """Streams one model response as canonical events; ``outcome`` is set once drained.
+
+    ``used_ids``: the call ids the conversation already has (a call whose id repeats one
+    of them, or one of this turn's, gets a fresh id). ``deadline``: the ``time.monotonic()``
+    at which the run's time limit ends the stream, even mid-reply or while the model is
+    silent.
+    """
 
     def __init__(
         self,
@@ -136,6 +146,8 @@ class ModelTurn:
         instances: Sequence[str],
         step: int,
         message_id: str,
+        used_ids: Set[str] = frozenset(),
+        deadline: float | None = None,
     ) -> None:
         self._model = model
         self._request = request
@@ -146,7 +158,13 @@ class ModelTurn:
         self.step = step
         self.message_id = message_id
         self.outcome = TurnOutcome(AssistantMessage(id=message_id))
+        self._used_ids = used_ids
+        self._deadline = deadline
+        self._size = 0
+        """Characters of text, reasoning and arguments streamed so far."""
         self._calls: dict[str, Call] = {}
+        self._ids: dict[str, str] = {}
+        """The model's call ids -> the calls' own (a fresh one where the model repeated one)."""
         self._text: list[str] = []
         self._reasoning: list[str] = []
         self._open_text: str | None = None
@@ -157,23 +175,47 @@ class ModelTurn:
     async def events(self) -> AsyncIterator[Event]:
         cancel = self._request.cancel
         stream = self._model.stream(self._request)
+        watch = _Watch(self._deadline)
+        most = self._limits.max_reply_chars
         try:
-            async for part in stream:
+            while not watch.expired:
+                watch.waiting = True
+                try:
+                    part = await anext(stream)
+                except StopAsyncIteration:
+                    break
+                except asyncio.CancelledError:
+                    if not watch.absorb():
+                        raise
+                    break
+                finally:
+                    watch.waiting = False
                 # the per-token parts first, without a list per part
                 if isinstance(part, TextPart) and self._open_text is not None:
+                    self._size += len(part.delta)
                     self._text.append(part.delta)
                     yield TextDelta(self._open_text, part.delta)
                 elif isinstance(part, ToolCallDeltaPart):
+                    self._size += len(part.delta)
                     yield self._on_args(part)
                 else:
                     for event in self._on_part(part):
                         yield event
-                if cancel is not None and cancel.is_cancelled():
+                if self._size > most:
+                    self.outcome.error = RunError(
+                        f"the model's reply exceeded {most:,} characters (Limits.max_reply_chars)",
+                        "reply_too_large",
+                    )
+                    break
+                if watch.expired or (cancel is not None and cancel.is_cancelled()):
                     break
         finally:
+            watch.close()
             close = getattr(stream, "aclose", None)
             if close is not None:
                 await close()
+        if watch.expired and self.outcome.error is None:
+            self.outcome.stopped = f"time limit reached ({self._limits.max_duration:g}s)"
         for end in self._close_text(), self._close_reasoning():
             if end is not None:
                 yield end
@@ -191,11 +233,11 @@ class ModelTurn:
         )
 
     def _on_args(self, part: ToolCallDeltaPart) -> Event:
-        call = self._calls[part.call_id]
+        call = self._calls[self._ids[part.call_id]]
         call.buffer.append(part.delta)
         if call.tool is not None and call.tool.on_input_delta is not None:
             call.tool.on_input_delta(call, part.delta)
-        return ToolCallArgs(part.call_id, part.delta)
+        return ToolCallArgs(call.id, part.delta)
 
     def _on_part(self, part: ModelEvent) -> list[Event]:
         if isinstance(part, TextPart):
@@ -205,7 +247,7 @@ class ModelTurn:
         if isinstance(part, ToolCallStartPart):
             return self._on_call_start(part)
         if isinstance(part, ToolCallEndPart):
-            return [self._complete_input(self._calls[part.call_id])]
+            return [self._complete_input(self._calls[self._ids[part.call_id]])]
         if isinstance(part, FinishPart):
             self._blocks = part.provider_blocks or self._blocks
             self.outcome.usage, self.outcome.finish = part.usage, part.reason
@@ -222,6 +264,7 @@ class ModelTurn:
             self._open_text = base if self._segments == 0 else f"{base}_{self._segments}"
             self._segments += 1
             events.append(TextStart(base, self._open_text))
+        self._size += len(delta)
         self._text.append(delta)
         events.append(TextDelta(self._open_text, delta))
         return events
@@ -233,6 +276,7 @@ class ModelTurn:
         if self._open_reasoning is None:
             self._open_reasoning = f"{self.message_id}_r{len(self._reasoning)}"
             events.append(ReasoningStart(self.message_id, self._open_reasoning))
+        self._size += len(delta)
         self._reasoning.append(delta)
         events.append(ReasoningDelta(self._open_reasoning, delta))
         return events
@@ -240,11 +284,16 @@ class ModelTurn:
     def _on_call_start(self, part: ToolCallStartPart) -> list[Event]:
         events = [e for e in (self._close_text(), self._close_reasoning()) if e is not None]
         tool = self._toolbox.get(part.name)
-        call = Call(part.call_id, part.name, len(self._calls), tool, message_id=self.message_id)
-        self._calls[part.call_id] = call
+        call_id = part.call_id
+        if call_id in self._calls or call_id in self._used_ids:
+            # a repeated id would answer two calls with one result: this one gets its own
+            call_id = new_id("call")
+        self._ids[part.call_id] = call_id
+        call = Call(call_id, part.name, len(self._calls), tool, message_id=self.message_id)
+        self._calls[call_id] = call
         client = tool is not None and tool.client
         title = tool.title if tool else None
-        events.append(ToolCallStart(part.call_id, part.name, self.message_id, title, client))
+        events.append(ToolCallStart(call_id, part.name, self.message_id, title, client))
         if tool is not None and tool.on_input_start is not None:
             tool.on_input_start(call)
         return events
@@ -314,3 +363,33 @@ def json_depth(value: Any) -> int:
         depth += 1
         level = [child for v in containers for child in (v.values() if isinstance(v, dict) else v)]
     return depth
+
+
+class _Watch:
+    """The run's time limit over one model stream: one timer for the whole turn (a
+    timeout around each part would cost more than the part). When it fires while the
+    task waits for the model (``waiting``), it cancels that wait; otherwise the turn
+    sees ``expired`` after the part at hand."""
+
+    def __init__(self, deadline: float | None) -> None:
+        self.expired = False
+        self.waiting = False
+        self._task = asyncio.current_task()
+        self._timer: asyncio.TimerHandle | None = None
+        if deadline is not None:
+            loop = asyncio.get_running_loop()
+            delay = max(0.0, deadline - time.monotonic())
+            self._timer = loop.call_at(loop.time() + delay, self._fire)
+
+    def _fire(self) -> None:
+        self.expired = True
+        if self.waiting and self._task is not None:
+            self._task.cancel("the run's time limit")
+
+    def absorb(self) -> bool:
+        """Whether a cancellation of the wait was this timer's alone (then it is undone)."""
+        return self.expired and self._task is not None and self._task.uncancel() == 0
+
+    def close(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()

@@ -24,7 +24,7 @@ from .._errors import warn_deprecated
 from ..context import DepsT
 from ..playground import PAGE, SCRIPT, asset
 from ..run import Agent
-from ..store import ApprovalSigner, Journal
+from ..store import ApprovalSigner, Journal, database_errors
 from ..wire import ApprovalLedger, MemoryApprovalLedger, RunInput, WireError, agui, aisdk
 from ..wire._base import SSEEncoder
 from ..wire._common import OwnedLedger, client_id
@@ -40,14 +40,17 @@ from ._security import (
     page_headers,
     unauthorized,
 )
-from ._start import RunRequest, start_run
+from ._start import RunRequest, journal_unavailable, start_run
 from ._threads import RunningThreads
 
 if TYPE_CHECKING:
     from ..durable import DurableRuntime
 
 DepsFactory = Callable[[Request, "str | None"], "DepsT | Awaitable[DepsT]"]
-"""``deps_factory(request, principal)``: the run's ``ToolContext.deps``. Sync or async."""
+"""``deps_factory(request, principal)``: the run's ``ToolContext.deps``. Sync or async.
+With a durable runtime it is also called as ``deps_factory(None, principal)`` for a run
+that a replica continues without its request: make the deps from the principal alone
+there."""
 
 # The page and its bundle change with each release; a stale cached copy would speak to a
 # newer server.
@@ -118,7 +121,10 @@ class Endpoints(Generic[DepsT]):
     static; it asks for a token when the endpoints refuse it)."""
     deps_factory: DepsFactory[DepsT] | None = None
     """``deps_factory(request, principal)`` (sync or async): the run's ``ToolContext.deps``,
-    when a handler is not given ``deps``. None: the agent's own."""
+    when a handler is not given ``deps``. None: the agent's own. With ``durable``, a
+    replica that continues another's run calls ``deps_factory(None, principal)`` (the
+    principal the journal kept with the run): derive the deps from the principal, not
+    from the request, so that a run gets the same deps on every replica."""
     allowed_origins: Sequence[str] = ()
     """Origins (``https://app.example.com``) besides the server's own whose pages may
     call the endpoints; their requests get CORS headers, and preflights a 204."""
@@ -144,6 +150,8 @@ class Endpoints(Generic[DepsT]):
         self._gate = Gate.of(self.allowed_origins, self.allowed_hosts)
         self._threads = RunningThreads()
         self._readiness = Readiness(self.agent, self.journal, self.durable)
+        if self.durable is not None and self.durable.deps_factory is None:
+            self.durable.deps_factory = self.deps_factory
 
     async def handle_agui(
         self, request: Request, *, deps: DepsT | None = None, principal: str | None = None
@@ -212,6 +220,8 @@ class Endpoints(Generic[DepsT]):
             )
         except WireError as exc:
             return self._refuse(request, exc)
+        except database_errors() as exc:
+            return self._refuse(request, journal_unavailable(exc))
 
     async def handle_chat(
         self, request: Request, *, deps: DepsT | None = None, principal: str | None = None
@@ -243,15 +253,17 @@ class Endpoints(Generic[DepsT]):
         headers = self._headers(request)
         if self.journal is None:
             return Response(status_code=204, headers=headers)
-        segment = await asyncio.to_thread(self.journal.live_segment, thread, principal or "")
-        if segment is None:
-            return Response(status_code=204, headers=headers)
         try:
+            segment = await asyncio.to_thread(self.journal.live_segment, thread, principal or "")
+            if segment is None:
+                return Response(status_code=204, headers=headers)
             return await replay_response(
                 self.journal, segment, 0, principal or "", headers, AISDKEncoder
             )
         except WireError as exc:
             return self._refuse(request, exc)
+        except database_errors() as exc:
+            return self._refuse(request, journal_unavailable(exc))
 
     async def handle_page(self, request: Request) -> Response:
         """``GET`` the playground page. It loads ``/playground.js`` and talks to ``/agui``
@@ -379,7 +391,11 @@ class Endpoints(Generic[DepsT]):
             forwarded_props=dict(run_input.forwarded_props),
             **spec_of_encoder(encoder),
         )
-        return run_input.run_id if await self.durable.begin(spec) else None
+        try:
+            begun = await self.durable.begin(spec)
+        except database_errors() as exc:
+            raise journal_unavailable(exc) from None
+        return run_input.run_id if begun else None
 
     def _headers(self, request: Request) -> dict[str, str]:
         """What every answer carries: ``nosniff``, and CORS headers for an allowed origin."""

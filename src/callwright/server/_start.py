@@ -103,6 +103,7 @@ async def start_run(
             else None
         ),
         thread_approvals=endpoints._threads.approvals.of(principal, thread_id),
+        principal=principal,
     )
     return run, None
 
@@ -155,13 +156,19 @@ async def _start_journaled(
         )
     except Rejected as exc:
         raise WireError(exc.message, exc.code, exc.status) from None
-    except database_errors() as exc:  # the class only: a driver's text may name the host
-        raise WireError(
-            f"the run journal is unavailable ({type(exc).__name__}); try again later",
-            "journal_unavailable",
-            503,
-        ) from None
+    except database_errors() as exc:
+        raise journal_unavailable(exc) from None
     return run, recorder
+
+
+def journal_unavailable(exc: BaseException) -> WireError:
+    """503 for a journal (or DBOS) database that cannot be used: the class only, since a
+    driver's text may name the host."""
+    return WireError(
+        f"the run journal is unavailable ({type(exc).__name__}); try again later",
+        "journal_unavailable",
+        503,
+    )
 
 
 def _answer(claim: ApprovalClaim) -> Answer:

@@ -14,9 +14,18 @@ from .base import Answer, Rejected
 
 def split_request(
     history: list[Message], waiting: bool, messages: list[Message], answers: list[Answer]
-) -> tuple[list[Message], list[Answer]]:
-    """The new messages and every answer (``answers``, then the client results found in
-    ``messages``); ``waiting`` is whether the thread has pending calls."""
+) -> tuple[list[Message], list[Answer], int | None]:
+    """The new messages, every answer (``answers``, then the client results found in
+    ``messages``), and where the history is cut back to (None: nowhere); ``waiting`` is
+    whether the thread has pending calls.
+
+    A new user message whose id the history already holds was sent again: the client
+    regenerates the answer (the AI SDK's ``regenerate()``), retries a request, or edits
+    the message. Its copy of the conversation ends there, so the history is cut back to
+    that message, and the client's version of it (and of any after it) takes its place:
+    the answers it discarded go, and the question is stored once. A request that
+    answers pending calls cuts nothing (its messages continue the history).
+    """
     new: list[Message] = []
     for message in reversed(messages):
         if not isinstance(message, UserMessage):
@@ -37,7 +46,20 @@ def split_request(
                     is_error=message.is_error,
                 )
             )
-    return new, answers
+    if not answers:
+        return new, answers, _resent(history, new)
+    ids = {m.id for m in history if isinstance(m, UserMessage) and m.id is not None}
+    return [m for m in new if not isinstance(m, UserMessage) or m.id not in ids], answers, None
+
+
+def _resent(history: list[Message], new: list[Message]) -> int | None:
+    """The history's position of the earliest of ``new`` it already holds, by id."""
+    ids = {m.id for m in new if isinstance(m, UserMessage) and m.id is not None}
+    if not ids:
+        return None
+    return next(
+        (i for i, m in enumerate(history) if isinstance(m, UserMessage) and m.id in ids), None
+    )
 
 
 def _first_request(prior: list[Message]) -> list[Message]:

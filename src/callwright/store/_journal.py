@@ -273,7 +273,7 @@ class SQLJournal(JournalReads, LeaseHolder, TakeOver):
             if thread is not None:
                 resumable = self._settle_or_refuse(db, thread_id, now)
                 history, open_rows = load_history(db, thread_id), open_pending(db, thread_id)
-            new, answers = split_request(history, bool(open_rows), messages, answers)
+            new, answers, cut = split_request(history, bool(open_rows), messages, answers)
             decisions, results, call_ids = verify_answers(
                 db, thread_id, principal, history, answers, edits
             )
@@ -287,7 +287,7 @@ class SQLJournal(JournalReads, LeaseHolder, TakeOver):
                 )
             if answers:
                 take_answers(db, segment, answers, call_ids, decisions, now)
-            elif new and open_rows:  # the user moved on: the loop skips those calls
+            elif (new or cut is not None) and open_rows:  # the user moved on: calls skipped
                 db.write(
                     "UPDATE pending SET resolved_at = ? "
                     "WHERE thread_id = ? AND resolved_at IS NULL",
@@ -296,8 +296,13 @@ class SQLJournal(JournalReads, LeaseHolder, TakeOver):
             saved_state = state if thread is None else _loads(thread[1])
             upsert_thread_and_run(db, segment, saved_state, thread is None, now)
             appended = [*results.values(), *new]
-            if appended:
-                write_messages(db, thread_id, segment.run_id, len(history), appended, self.limits)
+            if cut is not None:  # a re-sent message: what the client discarded goes
+                del history[cut:]
+            if appended or cut is not None:
+                write_messages(
+                    db, thread_id, segment.run_id, len(history), appended, self.limits,
+                    replace=cut is not None,
+                )  # fmt: skip
                 history += appended
             next_op, decisions = _resumed(db, run_id, thread_id, history, decisions)
             remembered = [] if thread is None else thread_approvals(db, thread_id, principal)

@@ -42,7 +42,8 @@ def start_journaled(
     client's copy) contributes only new user messages and client-tool results,
     ``answers`` its approval decisions and answers to tools' questions. The run starts
     with the thread's remembered approvals (``remember="thread"``) as the journal
-    keeps them. ``deps`` reach the tools as
+    keeps them, and ``principal`` as ``ToolContext.principal`` (``""``: None). ``deps``
+    reach the tools as
     ``ToolContext.deps`` (None: the agent's own). Raises ``Rejected`` with nothing
     written when the request does not match the thread. ``closing``: the frame that
     ends a replay of this segment if it never finishes.
@@ -121,6 +122,7 @@ def _run(
         run_id=segment.request_id,  # what the client called this run; the journal's spans requests
         thread_id=segment.thread_id,
         thread_approvals=ThreadApprovals(started.thread_approvals),
+        principal=segment.principal or None,
     )
     started.committed = list(run.messages)  # the same objects: commits diff by identity
     return run
