@@ -134,30 +134,51 @@ def answers(params: types.CallToolRequestParams) -> dict[str, types.ElicitResult
     return out
 
 
-class Waiting:
-    """What 2026-07-28 calls wait on between their rounds, under one-time nonces.
+MAX_PAUSED_PER_PRINCIPAL = 1000
+"""2026-07-28 calls one principal may keep paused on a question; past it, its oldest is
+forgotten (answering it then says the question expired)."""
 
-    Bounded (the oldest are forgotten past ``limit``) and timed (``ttl`` seconds, the
-    SDK's own request-state lifetime), so clients that never come back cost nothing.
+PAUSE_TTL = 600.0
+"""Seconds a paused call waits for its answer: the SDK's own ``requestState`` lifetime."""
+
+
+class Waiting:
+    """What 2026-07-28 calls wait on between their rounds, under one-time nonces, kept
+    apart by principal: one principal's nonce is unknown to every other, and each
+    principal has ``limit`` places of its own (the oldest forgotten past it), so one
+    user's pauses never push out another's.
+
+    Timed (``ttl`` seconds, the SDK's own request-state lifetime), so clients that never
+    come back cost nothing.
     """
 
-    def __init__(self, limit: int = 1000, ttl: float = 600.0) -> None:
-        self._open: OrderedDict[str, tuple[float, Any]] = OrderedDict()
+    def __init__(self, limit: int = MAX_PAUSED_PER_PRINCIPAL, ttl: float = PAUSE_TTL) -> None:
+        if limit < 1:
+            raise ValueError("max_paused_per_principal must be at least 1")
+        self._open: dict[str | None, OrderedDict[str, tuple[float, Any]]] = {}
         self._limit = limit
         self._ttl = ttl
 
-    def put(self, value: Any) -> str:
+    def put(self, principal: str | None, value: Any) -> str:
         nonce = secrets.token_urlsafe(18)
-        self._open[nonce] = (time.monotonic() + self._ttl, value)
-        while len(self._open) > self._limit:
-            self._open.popitem(last=False)
+        now = time.monotonic()
+        held = self._open.setdefault(principal, OrderedDict())
+        while held and next(iter(held.values()))[0] < now:
+            held.popitem(last=False)
+        held[nonce] = (now + self._ttl, value)
+        while len(held) > self._limit:
+            held.popitem(last=False)
         return nonce
 
-    def take(self, nonce: str | None) -> Any:
-        """The value, forgotten as it is returned; None if unknown, used or expired."""
-        if nonce is None:
+    def take(self, principal: str | None, nonce: str | None) -> Any:
+        """The principal's value, forgotten as it is returned; None if unknown (to this
+        principal), used or expired."""
+        held = self._open.get(principal)
+        if nonce is None or held is None:
             return None
-        entry = self._open.pop(nonce, None)
+        entry = held.pop(nonce, None)
+        if not held:
+            del self._open[principal]
         if entry is None or entry[0] < time.monotonic():
             return None
         return entry[1]
