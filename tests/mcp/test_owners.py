@@ -84,8 +84,18 @@ def open_session(http: httpx.Client, url: str, token: str) -> httpx.Response:
     return opened
 
 
-def shown(response: httpx.Response) -> tuple[int, str]:
+def shown(response: httpx.Response | tuple[int, str]) -> tuple[int, str]:
+    if isinstance(response, tuple):
+        return response
     return response.status_code, response.text
+
+
+def stream(http: httpx.Client, url: str, sent: dict[str, str]) -> tuple[int, str]:
+    """A GET of the session's event stream: its status, and its body unless it opened."""
+    with http.stream("GET", url, headers=sent) as answer:
+        if answer.status_code == 200:
+            return 200, "(an open event stream)"
+        return answer.status_code, answer.read().decode()
 
 
 def test_another_principal_can_neither_use_nor_end_a_session(http_server_with: Any) -> None:
@@ -97,7 +107,7 @@ def test_another_principal_can_neither_use_nor_end_a_session(http_server_with: A
         for target in (session, unknown):
             listed = http.post(url, json=rpc("tools/list"), headers=headers(BOB, target))
             called = http.post(url, json=call, headers=headers(BOB, target))
-            streamed = http.get(url, headers=headers(BOB, target))
+            streamed = stream(http, url, headers(BOB, target))
             ended = http.delete(url, headers=headers(BOB, target))
             if target == session:
                 foreign = [shown(r) for r in (listed, called, streamed, ended)]

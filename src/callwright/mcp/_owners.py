@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,7 +38,7 @@ def user_for(principal: object) -> AuthenticatedUser:
 
 def principal_of_scope(scope: Any) -> str | None:
     """The principal of a request's ASGI scope (None: unauthenticated)."""
-    user = scope.get("user") if isinstance(scope, dict) else None
+    user = scope.get("user") if isinstance(scope, Mapping) else None
     if not isinstance(user, AuthenticatedUser):
         return None
     return json.dumps(principal_components(user.access_token))

@@ -139,7 +139,7 @@ class MCPEndpoint:
         headers = self._headers(request)
         admitted = await self._admit(request)
         if isinstance(admitted, WireError):
-            await self._refuse(admitted, headers, scope, receive, send)
+            await _refused(admitted, headers)(scope, receive, send)
             return
         if isinstance(admitted, Response):
             await admitted(scope, receive, send)
@@ -149,7 +149,7 @@ class MCPEndpoint:
         session_id = request.headers.get("mcp-session-id")
         opens = session_id is None and _opens_session(request) and not self.manager.stateless
         if opens and not self.sessions.admit(owner):
-            await self._refuse(_too_many_sessions(), headers, scope, receive, send)
+            await _refused(_too_many_sessions(), headers)(scope, receive, send)
             return
         counted = session_id is not None and self.sessions.enter(session_id, owner)
         answer: dict[str, Any] = {}
@@ -171,15 +171,6 @@ class MCPEndpoint:
             if counted and session_id is not None:
                 ended = status == 404 or (request.method == "DELETE" and status < 300)
                 self.sessions.leave(session_id, ended=ended)
-
-    async def _refuse(
-        self, refused: WireError, headers: dict[str, str], scope: Scope, receive: Receive, send: Send
-    ) -> None:
-        answer = refusal(refused)
-        answer.headers.update(headers)
-        if refused.status == 401:
-            answer.headers["www-authenticate"] = "Bearer"
-        await answer(scope, receive, send)
 
     async def _admit(self, request: Request) -> WireError | Response | Scope:
         """The gate, then ``authenticate``: a refusal, a preflight's answer, or the
@@ -215,6 +206,14 @@ class MCPEndpoint:
                 yield
         finally:
             self.sessions.clear()
+
+
+def _refused(refused: WireError, headers: dict[str, str]) -> Response:
+    answer = refusal(refused)
+    answer.headers.update(headers)
+    if refused.status == 401:
+        answer.headers["www-authenticate"] = "Bearer"
+    return answer
 
 
 def _opens_session(request: Request) -> bool:

@@ -326,7 +326,8 @@ class AgentServer:
                 return _refused(outcome)
             asked = [q for q in questions if q is not None]
             if _asking.modern(ctx):
-                return _asking.ask_later(asked, self.waiting.put(principal_of(ctx), (runner, outcome)))
+                nonce = self.waiting.put(principal_of(ctx), (runner, outcome))
+                return _asking.ask_later(asked, nonce)
             try:
                 replies = {
                     p.call_id: _asking.reply_for(p, await _asking.ask_now(ctx, q))
