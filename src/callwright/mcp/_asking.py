@@ -8,8 +8,9 @@ client's user through elicitation, in whichever way the connection's protocol ha
 * **2026-07-28**: the call returns an ``InputRequiredResult`` carrying the questions and
   a ``requestState``; the client asks, then calls again with the answers and the state.
   What the call needs to go on (a paused run) waits here under a one-time nonce; the
-  state that carries the nonce is sealed and bound to the call by the SDK's
-  ``RequestStateBoundary``, so it can be neither forged nor moved to other arguments.
+  state that carries the nonce is sealed and bound to the call and to the caller's
+  principal by the SDK's ``RequestStateBoundary``, so it can be neither forged, nor
+  moved to other arguments, nor answered by another user.
 
 A client that declared no elicitation cannot be asked: the call is refused with an
 error result that says so.

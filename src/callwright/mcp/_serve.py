@@ -89,10 +89,12 @@ class MCPEndpoint:
     A session, and a call paused on a question, belong to the principal that made them:
     another principal's request for a session is answered 404 like an unknown id, its
     ``requestState`` is refused like a forged one. One principal holds at most
-    ``max_sessions_per_principal`` open sessions (429 ``too_many_sessions`` past it) and
-    ``max_paused_per_principal`` paused calls (its oldest forgotten past it); a session
-    with no request in flight for ``session_idle_timeout`` seconds is closed (None:
-    never).
+    ``max_sessions_per_principal`` open sessions (100; 429 ``too_many_sessions`` past it)
+    and ``max_paused_per_principal`` paused calls (1,000; its own oldest forgotten past
+    it); a session with no request in flight for ``session_idle_timeout`` seconds (30
+    minutes; None: never) is closed. Without ``authenticate`` every caller is the same
+    principal, unless the app's own middleware names the user as the MCP SDK's auth
+    does (an ``AuthenticatedUser`` in ``scope["user"]``).
     """
 
     def __init__(
