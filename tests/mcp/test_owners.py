@@ -264,7 +264,7 @@ def test_sessions_are_capped_per_principal(http_server_with: Any) -> None:
 def test_an_idle_session_expires_and_frees_its_place(http_server_with: Any) -> None:
     with (
         http_server_with(
-            authenticate=two_users, session_idle_timeout=0.5, max_sessions_per_principal=1
+            authenticate=two_users, session_idle_timeout=2.0, max_sessions_per_principal=1
         ) as server,
         httpx.Client(timeout=30) as http,
     ):
@@ -275,7 +275,7 @@ def test_an_idle_session_expires_and_frees_its_place(http_server_with: Any) -> N
         second = open_session(http, url, ALICE)
         status = [alive.status_code]
         for _ in range(20):  # each ping that finds it alive restarts its idle time
-            time.sleep(1.5)
+            time.sleep(3.0)
             status.append(http.post(url, json=ping, headers=headers(ALICE, session)).status_code)
             if status[-1] == 404:
                 break
