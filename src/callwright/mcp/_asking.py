@@ -159,13 +159,15 @@ class Waiting:
         self._open: dict[str | None, OrderedDict[str, tuple[float, Any]]] = {}
         self._limit = limit
         self._ttl = ttl
+        self._next_sweep = time.monotonic() + ttl
 
     def put(self, principal: str | None, value: Any) -> str:
         nonce = secrets.token_urlsafe(18)
         now = time.monotonic()
+        if now >= self._next_sweep:
+            self._sweep(now)
         held = self._open.setdefault(principal, OrderedDict())
-        while held and next(iter(held.values()))[0] < now:
-            held.popitem(last=False)
+        _drop_expired(held, now)
         held[nonce] = (now + self._ttl, value)
         while len(held) > self._limit:
             held.popitem(last=False)
@@ -183,6 +185,21 @@ class Waiting:
         if entry is None or entry[0] < time.monotonic():
             return None
         return entry[1]
+
+    def _sweep(self, now: float) -> None:
+        """Forget the expired calls of every principal (once per ``ttl``), so the pauses
+        of users who never come back do not stay until they pause again."""
+        for principal, held in list(self._open.items()):
+            _drop_expired(held, now)
+            if not held:
+                del self._open[principal]
+        self._next_sweep = now + self._ttl
+
+
+def _drop_expired(held: OrderedDict[str, tuple[float, Any]], now: float) -> None:
+    """Oldest first: every entry has the same lifetime, so the expired ones lead."""
+    while held and next(iter(held.values()))[0] < now:
+        held.popitem(last=False)
 
 
 def answered(
