@@ -8,8 +8,9 @@ client's user through elicitation, in whichever way the connection's protocol ha
 * **2026-07-28**: the call returns an ``InputRequiredResult`` carrying the questions and
   a ``requestState``; the client asks, then calls again with the answers and the state.
   What the call needs to go on (a paused run) waits here under a one-time nonce; the
-  state that carries the nonce is sealed and bound to the call by the SDK's
-  ``RequestStateBoundary``, so it can be neither forged nor moved to other arguments.
+  state that carries the nonce is sealed and bound to the call and to the caller's
+  principal by the SDK's ``RequestStateBoundary``, so it can be neither forged, nor
+  moved to other arguments, nor answered by another user.
 
 A client that declared no elicitation cannot be asked: the call is refused with an
 error result that says so.
@@ -134,33 +135,71 @@ def answers(params: types.CallToolRequestParams) -> dict[str, types.ElicitResult
     return out
 
 
-class Waiting:
-    """What 2026-07-28 calls wait on between their rounds, under one-time nonces.
+MAX_PAUSED_PER_PRINCIPAL = 1000
+"""2026-07-28 calls one principal may keep paused on a question; past it, its oldest is
+forgotten (answering it then says the question expired)."""
 
-    Bounded (the oldest are forgotten past ``limit``) and timed (``ttl`` seconds, the
-    SDK's own request-state lifetime), so clients that never come back cost nothing.
+PAUSE_TTL = 600.0
+"""Seconds a paused call waits for its answer: the SDK's own ``requestState`` lifetime."""
+
+
+class Waiting:
+    """What 2026-07-28 calls wait on between their rounds, under one-time nonces, kept
+    apart by principal: one principal's nonce is unknown to every other, and each
+    principal has ``limit`` places of its own (the oldest forgotten past it), so one
+    user's pauses never push out another's.
+
+    Timed (``ttl`` seconds, the SDK's own request-state lifetime), so clients that never
+    come back cost nothing.
     """
 
-    def __init__(self, limit: int = 1000, ttl: float = 600.0) -> None:
-        self._open: OrderedDict[str, tuple[float, Any]] = OrderedDict()
+    def __init__(self, limit: int = MAX_PAUSED_PER_PRINCIPAL, ttl: float = PAUSE_TTL) -> None:
+        if limit < 1:
+            raise ValueError("max_paused_per_principal must be at least 1")
+        self._open: dict[str | None, OrderedDict[str, tuple[float, Any]]] = {}
         self._limit = limit
         self._ttl = ttl
+        self._next_sweep = time.monotonic() + ttl
 
-    def put(self, value: Any) -> str:
+    def put(self, principal: str | None, value: Any) -> str:
         nonce = secrets.token_urlsafe(18)
-        self._open[nonce] = (time.monotonic() + self._ttl, value)
-        while len(self._open) > self._limit:
-            self._open.popitem(last=False)
+        now = time.monotonic()
+        if now >= self._next_sweep:
+            self._sweep(now)
+        held = self._open.setdefault(principal, OrderedDict())
+        _drop_expired(held, now)
+        held[nonce] = (now + self._ttl, value)
+        while len(held) > self._limit:
+            held.popitem(last=False)
         return nonce
 
-    def take(self, nonce: str | None) -> Any:
-        """The value, forgotten as it is returned; None if unknown, used or expired."""
-        if nonce is None:
+    def take(self, principal: str | None, nonce: str | None) -> Any:
+        """The principal's value, forgotten as it is returned; None if unknown (to this
+        principal), used or expired."""
+        held = self._open.get(principal)
+        if nonce is None or held is None:
             return None
-        entry = self._open.pop(nonce, None)
+        entry = held.pop(nonce, None)
+        if not held:
+            del self._open[principal]
         if entry is None or entry[0] < time.monotonic():
             return None
         return entry[1]
+
+    def _sweep(self, now: float) -> None:
+        """Forget the expired calls of every principal (once per ``ttl``), so the pauses
+        of users who never come back do not stay until they pause again."""
+        for principal, held in list(self._open.items()):
+            _drop_expired(held, now)
+            if not held:
+                del self._open[principal]
+        self._next_sweep = now + self._ttl
+
+
+def _drop_expired(held: OrderedDict[str, tuple[float, Any]], now: float) -> None:
+    """Oldest first: every entry has the same lifetime, so the expired ones lead."""
+    while held and next(iter(held.values()))[0] < now:
+        held.popitem(last=False)
 
 
 def answered(

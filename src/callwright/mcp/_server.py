@@ -24,6 +24,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any, Protocol
@@ -45,7 +46,8 @@ from ..state import RunState
 from ..tool import Tool
 from ..usage import Usage
 from . import _asking
-from ._asking import CannotAsk, Waiting
+from ._asking import MAX_PAUSED_PER_PRINCIPAL, PAUSE_TTL, CannotAsk, Waiting
+from ._owners import principal_of
 
 log = logging.getLogger("callwright.mcp")
 
@@ -224,6 +226,7 @@ class AgentServer:
         name: str | None = None,
         expose_agent: bool | str = False,
         tools: Sequence[str] | None = None,
+        max_paused_per_principal: int = MAX_PAUSED_PER_PRINCIPAL,
     ) -> None:
         self.agent = agent
         self.name = name or agent.name or "callwright"
@@ -234,7 +237,7 @@ class AgentServer:
         elif expose_agent:
             self.agent_tool = agent.name or "agent"
         self.only = set(tools) if tools is not None else None
-        self.waiting = Waiting()
+        self.waiting = Waiting(max_paused_per_principal)
         self.server: Server[Any] = Server(
             self.name,
             version=_version(),
@@ -242,9 +245,10 @@ class AgentServer:
             on_list_tools=self.list_tools,
             on_call_tool=self.call_tool,
         )
-        boundary = RequestStateBoundary(
-            RequestStateSecurity.ephemeral(), default_audience=self.name
+        security = RequestStateSecurity(
+            keys=[os.urandom(32)], ttl=PAUSE_TTL, bind_principal=principal_of
         )
+        boundary = RequestStateBoundary(security, default_audience=self.name)
         self.server.middleware.append(boundary)
 
     def _served(self) -> list[Tool]:
@@ -277,7 +281,7 @@ class AgentServer:
     ) -> types.CallToolResult | types.InputRequiredResult:
         progress = _Progress(ctx)
         if _asking.modern(ctx) and params.request_state is not None:
-            waiting = self.waiting.take(params.request_state)
+            waiting = self.waiting.take(principal_of(ctx), params.request_state)
             if waiting is None:
                 return _text(
                     "The question expired or was answered already; call again.", error=True
@@ -322,7 +326,8 @@ class AgentServer:
                 return _refused(outcome)
             asked = [q for q in questions if q is not None]
             if _asking.modern(ctx):
-                return _asking.ask_later(asked, self.waiting.put((runner, outcome)))
+                nonce = self.waiting.put(principal_of(ctx), (runner, outcome))
+                return _asking.ask_later(asked, nonce)
             try:
                 replies = {
                     p.call_id: _asking.reply_for(p, await _asking.ask_now(ctx, q))
