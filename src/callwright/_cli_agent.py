@@ -16,6 +16,7 @@ import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ._errors import ConfigurationError
 from .models.base import Model
 from .run import Agent
 
@@ -175,7 +176,7 @@ def _add_mcp_servers(args: argparse.Namespace, box: Toolbox) -> None:
     try:
         servers = load_mcp_config(args.mcp)
     except (OSError, ValueError) as exc:
-        raise ValueError(f"--mcp {args.mcp}: {exc}") from None
+        raise ConfigurationError(f"--mcp {args.mcp}: {exc}") from None
     for server in servers:
         box.add_toolset(server)
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from callwright import ConfigurationError
 from callwright.cli import chosen_agent, parser
 from callwright.mcp import MCPServer, load_mcp_config
 from callwright.mcp._config import MCPConfigError
@@ -62,5 +63,5 @@ def test_the_cli_gives_the_agent_the_servers(tmp_path: Path) -> None:
 
 def test_a_missing_config_file_is_a_clear_exit(tmp_path: Path) -> None:
     args = parser().parse_args(["run", "hi", "--mcp", str(tmp_path / "nope.json")])
-    with pytest.raises(SystemExit, match="--mcp"):
+    with pytest.raises(ConfigurationError, match=r"--mcp .*nope\.json"):
         chosen_agent(args)
