@@ -42,23 +42,36 @@ class Heartbeat:
     """An ASGI ``send`` that sends an SSE comment (``HEARTBEAT``) whenever its response
     has sent nothing for ``seconds``: a model thinking for minutes, a paused tool or a
     replay waiting on a live run no longer looks like a dead connection to a proxy.
-    The comment goes straight to the client, never through the journal."""
+    The comment goes straight to the client, never through the journal.
+
+    A comment is sent only while no frame is being sent, and a frame waits for a
+    comment in flight: the two never interleave, on any ASGI server. No lock: a frame's
+    own send (the hot path) only sets a flag and reads the clock.
+    """
+
+    __slots__ = ("_busy", "_last", "_open", "_ping", "_seconds", "_send")
 
     def __init__(self, send: Send, seconds: float) -> None:
         self._send = send
         self._seconds = seconds
-        self._lock = asyncio.Lock()
         self._last = time.monotonic()
+        self._busy = False
         self._open = False
+        self._ping: asyncio.Future[None] | None = None
 
     async def send(self, message: Message) -> None:
-        async with self._lock:
+        while self._ping is not None:
+            await asyncio.shield(self._ping)
+        self._busy = True
+        try:
             await self._send(message)
+        finally:
+            self._busy = False
             self._last = time.monotonic()
-            if message["type"] == "http.response.start":
-                self._open = True
-            elif not message.get("more_body", False):
-                self._open = False
+        if message["type"] == "http.response.start":
+            self._open = True
+        elif not message.get("more_body", False):
+            self._open = False
 
     async def beat(self) -> None:
         """Run until cancelled, or until a comment cannot be sent (the client is gone)."""
@@ -67,16 +80,20 @@ class Heartbeat:
             if wait > 0:
                 await asyncio.sleep(wait)
                 continue
-            async with self._lock:
-                if not self._open:
-                    self._last = time.monotonic()
-                    continue
-                try:
-                    ping = {"type": "http.response.body", "body": HEARTBEAT, "more_body": True}
-                    await self._send(ping)
-                except Exception:  # the connection broke: the stream's own write sees it
-                    return
+            if self._busy or not self._open:  # a frame is on its way, or no stream yet
                 self._last = time.monotonic()
+                continue
+            ping = self._ping = asyncio.get_running_loop().create_future()
+            try:
+                await self._send(
+                    {"type": "http.response.body", "body": HEARTBEAT, "more_body": True}
+                )
+            except Exception:  # the connection broke: the stream's own write sees it
+                return
+            finally:
+                self._ping = None
+                ping.set_result(None)
+            self._last = time.monotonic()
 
 
 async def with_heartbeat(
