@@ -52,8 +52,8 @@ def served(database: str) -> Iterator[tuple[str, PostgresJournal]]:
     journal.close()
 
 
-def post(url: str, thread: str, text: str, timeout: float = 30) -> httpx.Response:
-    body = {
+def agui(thread: str, text: str) -> dict[str, Any]:
+    return {
         "threadId": thread,
         "runId": f"run_{uuid.uuid4().hex}",
         "messages": [{"id": uuid.uuid4().hex, "role": "user", "content": text}],
@@ -62,7 +62,10 @@ def post(url: str, thread: str, text: str, timeout: float = 30) -> httpx.Respons
         "state": {},
         "forwardedProps": {},
     }
-    return httpx.post(url + "/agui", json=body, timeout=timeout)
+
+
+def post(url: str, thread: str, text: str, timeout: float = 30) -> httpx.Response:
+    return httpx.post(url + "/agui", json=agui(thread, text), timeout=timeout)
 
 
 def said(response: httpx.Response) -> str:
@@ -175,3 +178,36 @@ def test_connections_have_timeouts_that_the_url_can_change(database: str) -> Non
     assert settings(database) == ("30s", "3s", "3", "30")
     changed = f"{database}?connect_timeout=7&keepalives_idle=5&options=-c%20statement_timeout%3D0"
     assert settings(changed) == ("0", "3s", "7", "5")
+
+
+def test_a_postgres_frozen_mid_run_ends_the_run_with_journal_unavailable(
+    database: str, postgres_url: PostgresUrl
+) -> None:
+    """Frozen while the model streams its reply: the writer's wait ends after the
+    bound and the stream ends with ``RUN_ERROR`` ``journal_unavailable``; the thread
+    takes a new request once the database goes on."""
+    journal = PostgresJournal(database, busy_seconds=1, statement_seconds=1)
+    model = ScriptedModel(script, record=False, split_text=True, delay=0.3)
+    with Server(create_app(Agent(model), journal=journal)) as server:
+        body = agui("t-mid", "one two three four five six")
+        frozen: list[int] = []
+        events: list[dict[str, Any]] = []
+        try:
+            with httpx.stream("POST", server.url + "/agui", json=body, timeout=60) as response:
+                for line in response.iter_lines():
+                    if not line.startswith("data: "):
+                        continue
+                    events.append(json.loads(line[6:]))
+                    if events[-1]["type"] == "TEXT_MESSAGE_CONTENT" and not frozen:
+                        frozen = cluster_pids(postgres_url.server)
+                        for pid in frozen:
+                            os.kill(pid, signal.SIGSTOP)
+        finally:
+            for pid in frozen:
+                os.kill(pid, signal.SIGCONT)
+        assert frozen
+        last = events[-1]
+        assert last["type"] == "RUN_ERROR" and last["code"] == "journal_unavailable", last
+        assert str(postgres_url.server.port) not in json.dumps(events)
+        assert said(post(server.url, "t-mid-after", "back")) == "You said: back"
+    journal.close()
