@@ -167,3 +167,11 @@ def test_a_body_sent_a_byte_at_a_time_is_cut_off_with_408(url: str) -> None:
     assert status == b"HTTP/1.1 408 Request Timeout", answer
     assert b"connection: close" in rest.lower()
     assert json.loads(rest.partition(b"\r\n\r\n")[2])["error"]["code"] == "body_timeout"
+
+
+@pytest.mark.parametrize("field", ["body_seconds", "heartbeat_seconds"])
+def test_a_bound_of_zero_is_refused(field: str) -> None:
+    """A zero heartbeat would send comments without end; a zero body bound would refuse
+    every body."""
+    with pytest.raises(ValueError, match=field):
+        ServerLimits(**{field: 0})

@@ -65,6 +65,12 @@ class ServerLimits:
     """How long a run's stream may send nothing before it sends an SSE comment
     (``: ping``), which clients ignore and proxies see as traffic (None: never)."""
 
+    def __post_init__(self) -> None:
+        if self.body_seconds <= 0:
+            raise ValueError("ServerLimits.body_seconds must be positive")
+        if self.heartbeat_seconds is not None and self.heartbeat_seconds <= 0:
+            raise ValueError("ServerLimits.heartbeat_seconds must be positive (None: off)")
+
 
 async def read_json(request: Request, limits: ServerLimits) -> dict[str, Any]:
     """The body as a JSON object, or a ``WireError`` saying what is wrong with it."""
