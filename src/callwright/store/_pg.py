@@ -370,8 +370,12 @@ class PgDb:
 
 STATEMENT_SECONDS = 30.0
 """The default bound on one statement (``statement_timeout``) and on a silent database."""
-KEEPALIVES = {"keepalives": "1", "keepalives_idle": "30", "keepalives_interval": "10",
-              "keepalives_count": "3"}  # fmt: skip
+KEEPALIVES = {
+    "keepalives": "1",
+    "keepalives_idle": "30",
+    "keepalives_interval": "10",
+    "keepalives_count": "3",
+}
 """TCP keepalives by default: a peer gone without a word (a host down, a dropped NAT
 entry) is found within about a minute instead of the kernel's two hours."""
 
