@@ -226,9 +226,9 @@ async def test_a_new_threads_request_starts_in_one_round_trip_and_a_busy_one_lea
     sent: list[bytes] = []
     exchange = _pg.exchange
 
-    def counted(pgconn: Any, query: bytes) -> Any:
+    def counted(pgconn: Any, query: bytes, silence_ms: int = -1) -> Any:
         sent.append(query)
-        return exchange(pgconn, query)
+        return exchange(pgconn, query, silence_ms)
 
     await started(journal, "warm")
     monkeypatch.setattr(_pg, "exchange", counted)

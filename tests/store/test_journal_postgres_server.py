@@ -9,6 +9,9 @@ one ends a request at once with an error, it does not hang."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
 import threading
 import time
 import uuid
@@ -24,7 +27,7 @@ from callwright import Agent
 from callwright.messages import UserMessage
 from callwright.models import ModelRequest, ScriptedModel
 from callwright.server import create_app
-from callwright.store import PostgresJournal
+from callwright.store import PostgresJournal, _pg
 from live_server import Server
 
 
@@ -49,8 +52,8 @@ def served(database: str) -> Iterator[tuple[str, PostgresJournal]]:
     journal.close()
 
 
-def post(url: str, thread: str, text: str, timeout: float = 30) -> httpx.Response:
-    body = {
+def agui(thread: str, text: str) -> dict[str, Any]:
+    return {
         "threadId": thread,
         "runId": f"run_{uuid.uuid4().hex}",
         "messages": [{"id": uuid.uuid4().hex, "role": "user", "content": text}],
@@ -59,7 +62,10 @@ def post(url: str, thread: str, text: str, timeout: float = 30) -> httpx.Respons
         "state": {},
         "forwardedProps": {},
     }
-    return httpx.post(url + "/agui", json=body, timeout=timeout)
+
+
+def post(url: str, thread: str, text: str, timeout: float = 30) -> httpx.Response:
+    return httpx.post(url + "/agui", json=agui(thread, text), timeout=timeout)
 
 
 def said(response: httpx.Response) -> str:
@@ -122,3 +128,86 @@ def test_a_stopped_postgres_ends_a_request_at_once(
     finally:
         postgres_url.start()
     assert said(post(url, "t-stop", "back")) == "You said: back"
+
+
+def cluster_pids(server: Any) -> list[int]:
+    """The postmaster and every process it started (the backends among them)."""
+    postmaster = int((server.data / "postmaster.pid").read_text().split()[0])
+    children = subprocess.run(
+        ["pgrep", "-P", str(postmaster)], capture_output=True, text=True, check=False
+    ).stdout.split()
+    return [postmaster, *map(int, children)]
+
+
+def test_a_frozen_postgres_fails_a_write_instead_of_hanging_it(
+    database: str, postgres_url: PostgresUrl
+) -> None:
+    """The cluster's processes stopped (SIGSTOP): the kernel still acknowledges TCP, so
+    only the journal's own bound on a silent database ends the wait. The client's
+    timeout is far above that bound: a writer that waited would fail the request."""
+    journal = PostgresJournal(database, busy_seconds=1, statement_seconds=1)
+    app = create_app(Agent(ScriptedModel(script, record=False)), journal=journal)
+    with Server(app) as server:
+        assert said(post(server.url, "t-frozen", "before")) == "You said: before"
+        frozen = cluster_pids(postgres_url.server)
+        for pid in frozen:
+            os.kill(pid, signal.SIGSTOP)
+        try:
+            refused = post(server.url, "t-frozen", "while frozen", timeout=60)
+        finally:
+            for pid in frozen:
+                os.kill(pid, signal.SIGCONT)
+        assert refused.status_code == 503, refused.text
+        assert refused.json()["error"]["code"] == "journal_unavailable"
+        assert str(postgres_url.server.port) not in refused.text
+        assert said(post(server.url, "t-frozen", "back")) == "You said: back"
+    journal.close()
+
+
+def test_connections_have_timeouts_that_the_url_can_change(database: str) -> None:
+    def settings(url: str) -> tuple[str, str, str | None, str | None]:
+        db = _pg.connect(url, busy_seconds=3, statement_seconds=30)
+        try:
+            statement = db.execute("SHOW statement_timeout").fetchone()[0]
+            lock = db.execute("SHOW lock_timeout").fetchone()[0]
+            params = db.raw.info.get_parameters()
+            return statement, lock, params.get("connect_timeout"), params.get("keepalives_idle")
+        finally:
+            db.close()
+
+    assert settings(database) == ("30s", "3s", "3", "30")
+    changed = f"{database}?connect_timeout=7&keepalives_idle=5&options=-c%20statement_timeout%3D0"
+    assert settings(changed) == ("0", "3s", "7", "5")
+
+
+def test_a_postgres_frozen_mid_run_ends_the_run_with_journal_unavailable(
+    database: str, postgres_url: PostgresUrl
+) -> None:
+    """Frozen while the model streams its reply: the writer's wait ends after the
+    bound and the stream ends with ``RUN_ERROR`` ``journal_unavailable``; the thread
+    takes a new request once the database goes on."""
+    journal = PostgresJournal(database, busy_seconds=1, statement_seconds=1)
+    model = ScriptedModel(script, record=False, split_text=True, delay=0.3)
+    with Server(create_app(Agent(model), journal=journal)) as server:
+        body = agui("t-mid", "one two three four five six")
+        frozen: list[int] = []
+        events: list[dict[str, Any]] = []
+        try:
+            with httpx.stream("POST", server.url + "/agui", json=body, timeout=60) as response:
+                for line in response.iter_lines():
+                    if not line.startswith("data: "):
+                        continue
+                    events.append(json.loads(line[6:]))
+                    if events[-1]["type"] == "TEXT_MESSAGE_CONTENT" and not frozen:
+                        frozen = cluster_pids(postgres_url.server)
+                        for pid in frozen:
+                            os.kill(pid, signal.SIGSTOP)
+        finally:
+            for pid in frozen:
+                os.kill(pid, signal.SIGCONT)
+        assert frozen
+        last = events[-1]
+        assert last["type"] == "RUN_ERROR" and last["code"] == "journal_unavailable", last
+        assert str(postgres_url.server.port) not in json.dumps(events)
+        assert said(post(server.url, "t-mid-after", "back")) == "You said: back"
+    journal.close()

@@ -14,6 +14,7 @@ decoded.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -56,6 +57,19 @@ class ServerLimits:
     max_parts: int = MAX_PARTS
     """The most parts a request's messages may hold in all: AI SDK parts, AG-UI content
     parts and tool calls (413 ``too_many_parts`` beyond, before any is decoded)."""
+    body_seconds: float = 30.0
+    """The longest a request body may take to arrive, all of it (408 ``body_timeout``
+    beyond): a client sending a byte now and then holds a connection no longer. How
+    long the headers may take is the reverse proxy's bound (see DEPLOY.md)."""
+    heartbeat_seconds: float | None = 15.0
+    """How long a run's stream may send nothing before it sends an SSE comment
+    (``: ping``), which clients ignore and proxies see as traffic (None: never)."""
+
+    def __post_init__(self) -> None:
+        if self.body_seconds <= 0:
+            raise ValueError("ServerLimits.body_seconds must be positive")
+        if self.heartbeat_seconds is not None and self.heartbeat_seconds <= 0:
+            raise ValueError("ServerLimits.heartbeat_seconds must be positive (None: off)")
 
 
 async def read_json(request: Request, limits: ServerLimits) -> dict[str, Any]:
@@ -63,6 +77,16 @@ async def read_json(request: Request, limits: ServerLimits) -> dict[str, Any]:
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limits.max_body_bytes:
         raise _too_large(limits)
+    try:
+        async with asyncio.timeout(limits.body_seconds):
+            data = await _read(request, limits)
+    except TimeoutError:
+        message = f"the request body did not arrive within {limits.body_seconds:g} s"
+        raise WireError(message, "body_timeout", 408) from None
+    return await off_loop(_parse, data, limits)
+
+
+async def _read(request: Request, limits: ServerLimits) -> bytes:
     chunks: list[bytes] = []
     size = 0
     async for chunk in request.stream():
@@ -70,7 +94,7 @@ async def read_json(request: Request, limits: ServerLimits) -> dict[str, Any]:
         if size > limits.max_body_bytes:
             raise _too_large(limits)
         chunks.append(chunk)
-    return await off_loop(_parse, b"".join(chunks), limits)
+    return b"".join(chunks)
 
 
 async def decode_agui(body: dict[str, Any], limits: ServerLimits) -> RunInput:

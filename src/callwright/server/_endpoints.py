@@ -216,7 +216,13 @@ class Endpoints(Generic[DepsT]):
         headers = self._headers(request)
         try:
             return await replay_response(
-                self.journal, segment, after, principal or "", headers, AGUIEncoder
+                self.journal,
+                segment,
+                after,
+                principal or "",
+                headers,
+                AGUIEncoder,
+                self.limits.heartbeat_seconds,
             )
         except WireError as exc:
             return self._refuse(request, exc)
@@ -258,7 +264,13 @@ class Endpoints(Generic[DepsT]):
             if segment is None:
                 return Response(status_code=204, headers=headers)
             return await replay_response(
-                self.journal, segment, 0, principal or "", headers, AISDKEncoder
+                self.journal,
+                segment,
+                0,
+                principal or "",
+                headers,
+                AISDKEncoder,
+                self.limits.heartbeat_seconds,
             )
         except WireError as exc:
             return self._refuse(request, exc)
@@ -363,7 +375,9 @@ class Endpoints(Generic[DepsT]):
             raise
         run.scope.forwarded_props.update(run_input.forwarded_props)
         ledger = OwnedLedger(self.ledger, caller.principal, run.thread_id)
-        stream = RunStream(run, encoder, ledger, recorder)
+        stream = RunStream(
+            run, encoder, ledger, recorder, heartbeat_seconds=self.limits.heartbeat_seconds
+        )
         stream.stream_headers.update(self._headers(request))
         if workflow is not None and self.durable is not None:
             durable, segment = self.durable, workflow

@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from starlette.responses import JSONResponse, Response, StreamingResponse
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from ..events import ApprovalRequested, Event, InputRequested
 from ..run import Run
 from ..store import Journal, JournalUnavailable, Recorder
 from ..wire import ApprovalLedger, IssuedApproval, WireError
-from ..wire._base import SSEEncoder, payloads_of
+from ..wire._base import HEARTBEAT, SSEEncoder, payloads_of
 from ..wire._stream import StreamStopped, stream_run
 from ..wire.agui import AGUIEncoder
 from ..wire.aisdk import AISDKEncoder
@@ -30,8 +31,88 @@ REPLAY_CHUNKS = 4
 
 
 def refusal(error: WireError) -> Response:
-    """A refused request: its status and ``{"error": {"message", "code"}}``."""
-    return JSONResponse(error.body(), status_code=error.status)
+    """A refused request: its status and ``{"error": {"message", "code"}}``. A 408 closes
+    the connection: the rest of its body is not waited for (a slow client would
+    otherwise hold the connection by sending it)."""
+    headers = {"connection": "close"} if error.status == 408 else None
+    return JSONResponse(error.body(), status_code=error.status, headers=headers)
+
+
+class Heartbeat:
+    """An ASGI ``send`` that sends an SSE comment (``HEARTBEAT``) whenever its response
+    has sent nothing for ``seconds``: a model thinking for minutes, a paused tool or a
+    replay waiting on a live run no longer looks like a dead connection to a proxy.
+    The comment goes straight to the client, never through the journal.
+
+    A comment is sent only while no frame is being sent, and a frame waits for a
+    comment in flight: the two never interleave, on any ASGI server. No lock: a frame's
+    own send (the hot path) only sets a flag and reads the clock.
+    """
+
+    __slots__ = ("_busy", "_last", "_open", "_ping", "_seconds", "_send")
+
+    def __init__(self, send: Send, seconds: float) -> None:
+        self._send = send
+        self._seconds = seconds
+        self._last = time.monotonic()
+        self._busy = False
+        self._open = False
+        self._ping: asyncio.Future[None] | None = None
+
+    async def send(self, message: Message) -> None:
+        while self._ping is not None:
+            await asyncio.shield(self._ping)
+        self._busy = True
+        try:
+            await self._send(message)
+        finally:
+            self._busy = False
+            self._last = time.monotonic()
+        if message["type"] == "http.response.start":
+            self._open = True
+        elif not message.get("more_body", False):
+            self._open = False
+
+    async def beat(self) -> None:
+        """Run until cancelled, or until a comment cannot be sent (the client is gone)."""
+        while True:
+            wait = self._last + self._seconds - time.monotonic()
+            if wait > 0:
+                await asyncio.sleep(wait)
+                continue
+            if self._busy or not self._open:  # a frame is on its way, or no stream yet
+                self._last = time.monotonic()
+                continue
+            ping = self._ping = asyncio.get_running_loop().create_future()
+            try:
+                await self._send(
+                    {"type": "http.response.body", "body": HEARTBEAT, "more_body": True}
+                )
+            except Exception:  # the connection broke: the stream's own write sees it
+                return
+            finally:
+                self._ping = None
+                ping.set_result(None)
+            self._last = time.monotonic()
+
+
+async def with_heartbeat(
+    app: Callable[[Scope, Receive, Send], Awaitable[None]],
+    seconds: float | None,
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+) -> None:
+    """``app`` (a streaming response) answering through a ``Heartbeat`` (None: without)."""
+    if seconds is None:
+        await app(scope, receive, send)
+        return
+    heartbeat = Heartbeat(send, seconds)
+    beating = asyncio.create_task(heartbeat.beat())
+    try:
+        await app(scope, receive, heartbeat.send)
+    finally:
+        beating.cancel()
 
 
 class RunStream(Response):
@@ -49,9 +130,13 @@ class RunStream(Response):
         encoder: SSEEncoder,
         ledger: ApprovalLedger,
         recorder: Recorder | None = None,
+        *,
+        heartbeat_seconds: float | None = None,
     ) -> None:
         super().__init__(status_code=200)
         self.run = run
+        self.heartbeat_seconds = heartbeat_seconds
+        """Silence after which an SSE comment is sent (see ``Heartbeat``; None: never)."""
         self.encoder = encoder
         self.ledger = ledger
         self.recorder = recorder
@@ -83,6 +168,9 @@ class RunStream(Response):
         return None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await with_heartbeat(self._stream, self.heartbeat_seconds, scope, receive, send)
+
+    async def _stream(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
             await stream_run(
                 self.run,
@@ -116,22 +204,42 @@ async def replay_response(
     principal: str,
     headers: Mapping[str, str],
     wire: type[SSEEncoder],
+    heartbeat_seconds: float | None = None,
 ) -> Response:
     """``GET /runs/{run_id}/events``: the stored frames after the first ``after``, then
     the live ones, with the headers and the end (AI SDK's ``[DONE]``) of the wire the run
     was streamed on (``wire`` until its first frame is kept). Raises ``WireError``: 404
     for an unknown run or another principal's, 410 for a log deleted under the
-    journal's retention."""
+    journal's retention. While it waits on a live run, a heartbeat comment goes out
+    every ``heartbeat_seconds`` of silence."""
     known = await asyncio.to_thread(journal.has_events, run_id, principal)
     if not known:
         if await asyncio.to_thread(journal.expired, run_id, principal):
             raise WireError(f"the events of run {run_id!r} are no longer kept", "expired", 410)
         raise WireError(f"no run {run_id!r} in the journal", "unknown_run", 404)
     wire = await _wire_of(journal, run_id, principal, wire)
-    return StreamingResponse(
+    return _ReplayStream(
         replay(journal, run_id, after, principal, wire.trailer),
         headers={**wire.headers, **headers, RUN_ID_HEADER: run_id},
+        heartbeat_seconds=heartbeat_seconds,
     )
+
+
+class _ReplayStream(StreamingResponse):
+    """A replay's response, with heartbeats (see ``Heartbeat``)."""
+
+    def __init__(
+        self,
+        content: AsyncIterator[bytes],
+        headers: Mapping[str, str],
+        heartbeat_seconds: float | None,
+    ) -> None:
+        super().__init__(content, headers=headers)
+        self.heartbeat_seconds = heartbeat_seconds
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        call = super().__call__
+        await with_heartbeat(call, self.heartbeat_seconds, scope, receive, send)
 
 
 async def _wire_of(

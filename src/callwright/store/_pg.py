@@ -72,7 +72,11 @@ _FATAL_ERROR = 7
 """libpq's ``ExecStatusType`` values (``psycopg.pq.ExecStatus``) a result is told by."""
 
 
-def exchange(pgconn: PGconn, query: bytes) -> list[PGresult]:
+class Stalled(Exception):
+    """The database sent nothing for longer than a connection's ``silence`` bound."""
+
+
+def exchange(pgconn: PGconn, query: bytes, silence_ms: int = -1) -> list[PGresult]:
     """Send ``query`` (several statements) and return every statement's result.
 
     Written on libpq's asynchronous calls (``psycopg.pq``) rather than a cursor's
@@ -80,13 +84,20 @@ def exchange(pgconn: PGconn, query: bytes) -> list[PGresult]:
     row maker, and most statements of the journal's query strings are writes whose
     result nobody reads (under load that was half of the writer thread's CPU).
     ``PQexec`` would keep only the last result; the waits here are ``poll`` calls, so
-    the GIL is free while Postgres works, as in psycopg's own wait."""
+    the GIL is free while Postgres works, as in psycopg's own wait.
+
+    A wait that sees nothing for ``silence_ms`` (negative: no bound) raises ``Stalled``:
+    a frozen server (its processes stopped, a VM paused) still acknowledges TCP, so
+    neither its ``statement_timeout`` nor a keepalive would ever end the wait."""
     pgconn.send_query(query)
     fd = pgconn.socket
     poller = select.poll()
     poller.register(fd, select.POLLIN | select.POLLOUT)
     while pgconn.flush():  # a long query on a non-blocking connection goes out in parts
-        if any(event & select.POLLIN for _, event in poller.poll()):
+        ready = poller.poll(silence_ms)
+        if not ready:
+            raise Stalled
+        if any(event & select.POLLIN for _, event in ready):
             pgconn.consume_input()
     poller.modify(fd, select.POLLIN)
     results: list[PGresult] = []
@@ -97,7 +108,8 @@ def exchange(pgconn: PGconn, query: bytes) -> list[PGresult]:
             if result is None:
                 return results
             results.append(result)
-        poller.poll()
+        if not poller.poll(silence_ms):
+            raise Stalled
 
 
 class Texts:
@@ -114,12 +126,23 @@ class Texts:
     then on.
     """
 
-    __slots__ = ("_binder", "_count", "_literal", "_loader", "_made", "_new", "_plain", "held")
+    __slots__ = (
+        "_binder",
+        "_count",
+        "_literal",
+        "_loader",
+        "_made",
+        "_new",
+        "_plain",
+        "_silence_ms",
+        "held",
+    )
 
-    def __init__(self, binder: psycopg.ClientCursor[Any]) -> None:
+    def __init__(self, binder: psycopg.ClientCursor[Any], silence_ms: int = -1) -> None:
         from psycopg.adapt import Transformer
 
         self._binder = binder
+        self._silence_ms = silence_ms
         self._literal = Transformer(binder).as_literal
         self._loader = Transformer(binder)
         self.held: list[bytes] = []
@@ -153,7 +176,7 @@ class Texts:
         statements, self.held = [*self.held, *reads], []
         new, self._new = self._new, {}
         try:
-            results = exchange(self._binder.connection.pgconn, b";".join(statements))
+            results = self._exchange(b";".join(statements))
             failed = next((r for r in results if r.status == _FATAL_ERROR), None)
             if failed is not None:
                 raise self._error(failed)
@@ -163,6 +186,20 @@ class Texts:
             raise
         self._made.update(new)
         return [self._rows(result) for result in results[-max(len(reads), 1) :]]
+
+    def _exchange(self, query: bytes) -> list[PGresult]:
+        """``exchange`` on the connection; one that stalls is closed (the next
+        transaction opens another) and its wait fails as a lost connection does."""
+        import psycopg
+
+        connection = self._binder.connection
+        try:
+            return exchange(connection.pgconn, query, self._silence_ms)
+        except Stalled:
+            connection.close()
+            seconds = self._silence_ms / 1000
+            message = f"the database sent nothing for {seconds:g} s (connection closed)"
+            raise psycopg.OperationalError(message) from None
 
     def _rows(self, result: PGresult) -> Rows:
         if result.status != _TUPLES_OK:
@@ -234,12 +271,13 @@ class PgDb:
     clock_sql = _CLOCK
     thread_lock_sql = "pg_try_advisory_xact_lock(hashtextextended(?, 0))"
 
-    def __init__(self, raw: psycopg.Connection[Any]) -> None:
+    def __init__(self, raw: psycopg.Connection[Any], silence_seconds: float | None = None) -> None:
         import psycopg
 
         raw.prepare_threshold = None
         self.raw = raw
-        self._texts = Texts(psycopg.ClientCursor(raw))
+        silence_ms = -1 if silence_seconds is None else max(1, int(silence_seconds * 1000))
+        self._texts = Texts(psycopg.ClientCursor(raw), silence_ms)
         self._holding = False
 
     @property
@@ -330,18 +368,42 @@ class PgDb:
         self.raw.close()
 
 
-def connect(url: str, busy_seconds: float) -> PgDb:
-    """A connection whose lock waits end after ``busy_seconds`` (as SQLite's busy timeout)."""
-    import psycopg
+STATEMENT_SECONDS = 30.0
+"""The default bound on one statement (``statement_timeout``) and on a silent database."""
+KEEPALIVES = {
+    "keepalives": "1",
+    "keepalives_idle": "30",
+    "keepalives_interval": "10",
+    "keepalives_count": "3",
+}
+"""TCP keepalives by default: a peer gone without a word (a host down, a dropped NAT
+entry) is found within about a minute instead of the kernel's two hours."""
 
-    wait_ms = int(busy_seconds * 1000)
-    raw = psycopg.connect(
-        url,
-        autocommit=True,
-        connect_timeout=max(2, int(busy_seconds)),
-        options=f"-c lock_timeout={wait_ms}",
-    )
-    return PgDb(raw)
+
+def connect(url: str, busy_seconds: float, statement_seconds: float | None = None) -> PgDb:
+    """A connection whose lock waits end after ``busy_seconds`` (as SQLite's busy timeout),
+    whose statements end after ``statement_seconds`` (``statement_timeout``; None: no
+    bound) and whose waits end when the database says nothing for that long plus
+    ``busy_seconds`` (a frozen server, see ``exchange``).
+
+    Connecting is bounded too (``connect_timeout``, ``busy_seconds`` and at least 2 s),
+    and TCP keepalives are on (``KEEPALIVES``). Parameters in ``url`` win over these
+    defaults; its ``options`` are applied after the ones set here (the later ``-c``
+    of a setting wins)."""
+    import psycopg
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    given = conninfo_to_dict(url)
+    settings = [f"-c lock_timeout={int(busy_seconds * 1000)}"]
+    if statement_seconds is not None:
+        settings.append(f"-c statement_timeout={int(statement_seconds * 1000)}")
+    if given.get("options"):
+        settings.append(str(given["options"]))
+    defaults: dict[str, Any] = {"connect_timeout": str(max(2, int(busy_seconds))), **KEEPALIVES}
+    params = {**defaults, **given, "options": " ".join(settings)}
+    raw = psycopg.connect(make_conninfo("", **params), autocommit=True)
+    silence = None if statement_seconds is None else statement_seconds + busy_seconds
+    return PgDb(raw, silence)
 
 
 def prepare(db: PgDb) -> None:

@@ -25,7 +25,13 @@ class PostgresJournal(SQLJournal):
 
     The parameters are ``SQLiteJournal``'s: ``busy_seconds`` bounds how long a
     statement waits for another transaction's lock (``lock_timeout``) and how long
-    connecting may take.
+    connecting may take. ``statement_seconds`` bounds one statement
+    (``statement_timeout``) and, with ``busy_seconds`` added, how long the journal waits
+    on a database that sends nothing (a frozen server, which no server-side timeout
+    ends): the write then fails as on a lost connection, and its run stops with
+    ``journal_unavailable``. None turns both off. TCP keepalives are on. Parameters of
+    ``url`` (``connect_timeout``, ``keepalives_idle``, ``options=-c statement_timeout=…``)
+    win over these defaults.
     """
 
     def __init__(
@@ -37,13 +43,14 @@ class PostgresJournal(SQLJournal):
         heartbeat_seconds: float | None = None,
         retention_days: float | None = None,
         busy_seconds: float = 10.0,
+        statement_seconds: float | None = _pg.STATEMENT_SECONDS,
         owner_id: str | None = None,
         settle_gone: bool = True,
     ) -> None:
         self.url = url
         super().__init__(
             url,
-            functools.partial(_pg.connect, url, busy_seconds),
+            functools.partial(_pg.connect, url, busy_seconds, statement_seconds),
             _prepare,
             limits=limits,
             lease_seconds=lease_seconds,

@@ -63,6 +63,10 @@ def sse_headers(marker: Mapping[str, str] | None = None) -> dict[str, str]:
 
 HEADERS = sse_headers()
 """The headers of an SSE response (AG-UI's, and the base of the AI SDK's)."""
+HEARTBEAT = b": ping\n\n"
+"""An SSE comment, sent while a stream is silent: every SSE parser skips it (AG-UI's
+and the AI SDK's clients among them), and proxies see traffic. Never kept in the
+journal: a replay is the live stream's frames without its heartbeats."""
 
 
 def sse(payload: Payload) -> bytes:
