@@ -85,6 +85,15 @@ STOP_REASONS = {
 ANTHROPIC = Provider("anthropic", "Anthropic", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL")
 
 
+SETTING_PARAMS = {
+    "temperature": "temperature",
+    "max_tokens": "max_tokens",
+    "top_p": "top_p",
+    "parallel_tool_calls": "parallel_tool_calls",
+}
+"""``ModelSettings`` fields and the request parameters they become."""
+
+
 class AnthropicModel(ProviderModel["AsyncAnthropic", "RawMessageStreamEvent"]):
     """A Claude model. The key comes from ``api_key`` or ``ANTHROPIC_API_KEY``."""
 
@@ -156,6 +165,17 @@ class AnthropicModel(ProviderModel["AsyncAnthropic", "RawMessageStreamEvent"]):
             case name:
                 return {"type": "tool", "name": name}
 
+    setting_params = SETTING_PARAMS
+
+    def setting_values(self, request: ModelRequest) -> dict[str, Any]:
+        """The run's settings; parallel calls are a flag of the tool choice here."""
+        values = super().setting_values(request)
+        parallel = values.pop("parallel_tool_calls", None)
+        if parallel is not None:
+            choice = self._tool_choice(request.tool_choice)
+            values["tool_choice"] = {**choice, "disable_parallel_tool_use": not parallel}
+        return values
+
     def params(self, request: ModelRequest) -> dict[str, Any]:
         """The Messages API request body for one step."""
         system, messages = anthropic_messages(request.messages, request.instructions)
@@ -171,6 +191,7 @@ class AnthropicModel(ProviderModel["AsyncAnthropic", "RawMessageStreamEvent"]):
         if self.thinking_budget:
             body["thinking"] = {"type": "enabled", "budget_tokens": self.thinking_budget}
         body.update(self.tool_params(request))
+        body.update(self.setting_values(request))
         return body
 
 
