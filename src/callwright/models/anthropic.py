@@ -32,6 +32,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, Literal
 
+from .._errors import ConfigurationError
 from ..messages import (
     AssistantMessage,
     FilePart,
@@ -43,6 +44,7 @@ from ..messages import (
 from ..usage import Usage
 from ._provider import Provider, ProviderModel, ToolDefinition, UnsupportedFile, file_text
 from ._retry import RetryPolicy
+from ._settings import ModelSettings
 from .base import (
     FinishPart,
     ModelEvent,
@@ -90,8 +92,12 @@ SETTING_PARAMS = {
     "max_tokens": "max_tokens",
     "top_p": "top_p",
     "parallel_tool_calls": "parallel_tool_calls",
+    "reasoning_effort": "effort",
 }
 """``ModelSettings`` fields and the request parameters they become."""
+
+EFFORTS = ("low", "medium", "high", "xhigh", "max")
+"""The efforts of ``output_config`` (the SDK's ``OutputConfigParam``)."""
 
 
 class AnthropicModel(ProviderModel["AsyncAnthropic", "RawMessageStreamEvent"]):
@@ -167,14 +173,34 @@ class AnthropicModel(ProviderModel["AsyncAnthropic", "RawMessageStreamEvent"]):
 
     setting_params = SETTING_PARAMS
 
+    def check_settings(self, settings: ModelSettings) -> None:
+        super().check_settings(settings)
+        effort = settings.reasoning_effort
+        if effort is not None and effort not in EFFORTS:
+            raise ConfigurationError(
+                f"AnthropicModel cannot take the setting reasoning_effort={effort!r}: "
+                f"Anthropic's efforts are {', '.join(EFFORTS)}"
+            )
+
     def setting_values(self, request: ModelRequest) -> dict[str, Any]:
-        """The run's settings; parallel calls are a flag of the tool choice here."""
+        """The run's settings as ``create`` arguments. Parallel calls are a flag of the
+        tool choice and the effort is ``output_config``'s; sampling fields and ``extra``
+        travel in ``extra_body``, since the SDK's ``create`` no longer names
+        ``temperature`` or ``top_p`` (the API decides per model whether it takes them)."""
         values = super().setting_values(request)
+        params: dict[str, Any] = {}
         parallel = values.pop("parallel_tool_calls", None)
         if parallel is not None:
             choice = self._tool_choice(request.tool_choice)
-            values["tool_choice"] = {**choice, "disable_parallel_tool_use": not parallel}
-        return values
+            params["tool_choice"] = {**choice, "disable_parallel_tool_use": not parallel}
+        effort = values.pop("effort", None)
+        if effort is not None:
+            params["output_config"] = {"effort": effort}
+        if "max_tokens" in values:
+            params["max_tokens"] = values.pop("max_tokens")
+        if values:
+            params["extra_body"] = values
+        return params
 
     def params(self, request: ModelRequest) -> dict[str, Any]:
         """The Messages API request body for one step."""

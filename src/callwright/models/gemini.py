@@ -59,6 +59,7 @@ from ..messages import (
 from ..usage import Usage
 from ._provider import Provider, ProviderModel, ToolDefinition, UnsupportedFile, file_text
 from ._retry import RETRY_STATUS, Failure, RetryPolicy, classify, retry_after_seconds, retrying
+from ._settings import ModelSettings
 from .base import (
     ErrorPart,
     FinishPart,
@@ -230,6 +231,11 @@ class GeminiModel(ProviderModel["Client", "GenerateContentResponse"]):
         return types.ToolConfig(function_calling_config=calling)
 
     setting_params = SETTING_PARAMS
+
+    def check_settings(self, settings: ModelSettings) -> None:
+        super().check_settings(settings)
+        if settings.reasoning_effort is not None:
+            _thinking_level(settings.reasoning_effort)
 
     def run_config(self, request: ModelRequest) -> GenerateContentConfig:
         """The adapter's config with the run's settings over it, checked by the SDK's
