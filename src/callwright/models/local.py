@@ -107,6 +107,9 @@ from .base import (
     ToolCallStartPart,
 )
 
+SAMPLING_SETTINGS = ("temperature", "max_tokens", "top_p")
+"""The ``ModelSettings`` fields llama.cpp's sampling takes under the same names."""
+
 DEFAULT_NAME = "SmolLM2-135M-Instruct"
 
 INSTALL = (
@@ -320,14 +323,14 @@ class LocalModel(ModelBase):
     # --- streaming ------------------------------------------------------------------------
 
     def check_settings(self, settings: ModelSettings) -> None:
-        unsupported(settings, ("temperature", "max_tokens", "top_p"), "the embedded model")
+        unsupported(settings, SAMPLING_SETTINGS, "the embedded model")
 
     def _run_sampling(self, request: ModelRequest) -> dict[str, Any]:
         """The run's settings as llama.cpp sampling fields, then its ``extra`` as they are."""
         given = request.settings.given()
-        return {
-            k: v for k, v in given.items() if k in ("temperature", "max_tokens", "top_p")
-        } | dict(request.settings.extra)
+        return {k: v for k, v in given.items() if k in SAMPLING_SETTINGS} | dict(
+            request.settings.extra
+        )
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         try:
