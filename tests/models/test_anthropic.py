@@ -441,3 +441,23 @@ async def test_an_effort_anthropic_lacks_is_refused_by_name(replay: Any) -> None
 
 async def collect_request(m: AnthropicModel, request: ModelRequest) -> list[Any]:
     return [e async for e in m.stream(request)]
+
+
+async def test_the_adapters_own_settings_reach_the_body_under_the_runs(replay: Any) -> None:
+    record(
+        replay,
+        [
+            start(),
+            block(0, text_block(0)),
+            delta(0, TextDelta(type="text_delta", text="ok")),
+            stop(0),
+            *end("end_turn", 1),
+        ],
+    )
+    m = model(replay, temperature=0.5, top_k=3, metadata={"user_id": "u"})
+    request = ModelRequest([UserMessage("hi")], settings=ModelSettings(temperature=0.1))
+    events = await collect_request(m, request)
+    assert isinstance(events[-1], FinishPart)
+    body = replay.requests[0]["json"]
+    assert body["temperature"] == 0.1 and body["top_k"] == 3
+    assert body["metadata"] == {"user_id": "u"}

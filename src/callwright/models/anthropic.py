@@ -101,7 +101,11 @@ EFFORTS = ("low", "medium", "high", "xhigh", "max")
 
 
 class AnthropicModel(ProviderModel["AsyncAnthropic", "RawMessageStreamEvent"]):
-    """A Claude model. The key comes from ``api_key`` or ``ANTHROPIC_API_KEY``."""
+    """A Claude model. The key comes from ``api_key`` or ``ANTHROPIC_API_KEY``.
+
+    ``settings`` go into every request body as they are (``temperature``, ``top_k``,
+    ``metadata`` ...), under a run's ``ModelSettings``.
+    """
 
     provider = ANTHROPIC
     max_tokens: int
@@ -210,14 +214,19 @@ class AnthropicModel(ProviderModel["AsyncAnthropic", "RawMessageStreamEvent"]):
             "max_tokens": self.max_tokens,
             "messages": messages,
             "stream": True,
-            **self.settings,
         }
         if system:
             body["system"] = system
         if self.thinking_budget:
             body["thinking"] = {"type": "enabled", "budget_tokens": self.thinking_budget}
         body.update(self.tool_params(request))
-        body.update(self.setting_values(request))
+        run = self.setting_values(request)
+        # the adapter's own keyword settings travel as the run's sampling fields do: the
+        # SDK's create() names neither temperature nor most other extras any more
+        extra = {**self.settings, **run.pop("extra_body", {})}
+        body.update(run)
+        if extra:
+            body["extra_body"] = extra
         return body
 
 
