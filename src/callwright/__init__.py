@@ -47,7 +47,7 @@ from .messages import (
     ToolResultMessage,
     UserMessage,
 )
-from .models import Model
+from .models import Model, ModelSettings
 from .run import (
     Agent,
     Limits,
@@ -98,6 +98,7 @@ __all__ = [
     "MessageHistory",
     "MissingAPIKey",
     "Model",
+    "ModelSettings",
     "PendingCall",
     "Run",
     "RunAlreadyStarted",

@@ -7,6 +7,7 @@ import json
 import time
 from typing import Any
 
+import pytest
 from anthropic.types import (
     InputJSONDelta,
     Message,
@@ -27,7 +28,7 @@ from anthropic.types import (
 from anthropic.types import Usage as AnthropicUsage
 from anthropic.types.raw_message_delta_event import Delta
 
-from callwright import Agent, tool
+from callwright import Agent, ConfigurationError, ModelSettings, tool
 from callwright.events import ToolCallResult
 from callwright.messages import UserMessage
 from callwright.models._retry import RetryPolicy
@@ -380,3 +381,83 @@ async def test_other_adapters_ignore_anthropic_blocks() -> None:
 
     message = AssistantMessage("Hi.", provider_blocks={"anthropic": [{"type": "thinking"}]})
     assert chat_messages([message], None) == [{"role": "assistant", "content": "Hi."}]
+
+
+async def test_settings_map_to_messages_parameters(replay: Any) -> None:
+    record(
+        replay,
+        [
+            start(),
+            block(0, text_block(0)),
+            delta(0, TextDelta(type="text_delta", text="ok")),
+            stop(0),
+            *end("end_turn", 1),
+        ],
+    )
+    settings = ModelSettings(
+        temperature=0.3, max_tokens=50, top_p=0.9, parallel_tool_calls=False, extra={"top_k": 5}
+    )
+    tools = [{"name": "calculate", "description": "", "parameters": {"type": "object"}}]
+    request = ModelRequest([UserMessage("hi")], tools=tools, tool_choice="required")
+    request.settings = settings
+    events = await collect_request(model(replay, max_tokens=4096), request)
+    assert isinstance(events[-1], FinishPart)
+    body = replay.requests[0]["json"]
+    assert body["temperature"] == 0.3 and body["top_p"] == 0.9 and body["top_k"] == 5
+    assert body["max_tokens"] == 50
+    assert body["tool_choice"] == {"type": "any", "disable_parallel_tool_use": True}
+    assert "parallel_tool_calls" not in body
+
+
+async def test_reasoning_effort_is_the_output_configs(replay: Any) -> None:
+    record(
+        replay,
+        [
+            start(),
+            block(0, text_block(0)),
+            delta(0, TextDelta(type="text_delta", text="ok")),
+            stop(0),
+            *end("end_turn", 1),
+        ],
+    )
+    request = ModelRequest([UserMessage("hi")], settings=ModelSettings(reasoning_effort="low"))
+    events = await collect_request(model(replay), request)
+    assert isinstance(events[-1], FinishPart)
+    assert replay.requests[0]["json"]["output_config"] == {"effort": "low"}
+
+
+async def test_an_effort_anthropic_lacks_is_refused_by_name(replay: Any) -> None:
+    m = model(replay)
+    request = ModelRequest([UserMessage("hi")], settings=ModelSettings(reasoning_effort="minimal"))
+    events = await collect_request(m, request)
+    assert len(events) == 1 and isinstance(events[0], ErrorPart)
+    assert events[0].code == "configuration_error"
+    assert "cannot take the setting reasoning_effort='minimal'" in events[0].message
+    assert replay.requests == []
+    agent = Agent(m)
+    with pytest.raises(ConfigurationError, match="reasoning_effort"):
+        await agent.run("hi", settings=ModelSettings(reasoning_effort="minimal"))
+
+
+async def collect_request(m: AnthropicModel, request: ModelRequest) -> list[Any]:
+    return [e async for e in m.stream(request)]
+
+
+async def test_the_adapters_own_settings_reach_the_body_under_the_runs(replay: Any) -> None:
+    record(
+        replay,
+        [
+            start(),
+            block(0, text_block(0)),
+            delta(0, TextDelta(type="text_delta", text="ok")),
+            stop(0),
+            *end("end_turn", 1),
+        ],
+    )
+    m = model(replay, temperature=0.5, top_k=3, metadata={"user_id": "u"})
+    request = ModelRequest([UserMessage("hi")], settings=ModelSettings(temperature=0.1))
+    events = await collect_request(m, request)
+    assert isinstance(events[-1], FinishPart)
+    body = replay.requests[0]["json"]
+    assert body["temperature"] == 0.1 and body["top_k"] == 3
+    assert body["metadata"] == {"user_id": "u"}

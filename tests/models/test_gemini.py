@@ -13,7 +13,15 @@ from typing import Any
 import pytest
 from google.genai import types
 
-from callwright import Agent, FilePart, MessageHistory, ToolError, tool
+from callwright import (
+    Agent,
+    ConfigurationError,
+    FilePart,
+    MessageHistory,
+    ModelSettings,
+    ToolError,
+    tool,
+)
 from callwright.events import ToolCallResult
 from callwright.messages import (
     AssistantMessage,
@@ -693,3 +701,31 @@ async def test_vertex_ai_express_mode_through_the_sdk(
     assert request["path"].endswith(f"/models/{MODEL}:streamGenerateContent?alt=sse")
     assert "publishers/google" in request["path"]
     assert request["headers"]["x-goog-api-key"] == "vertex-key"
+
+
+async def test_settings_map_to_the_generation_config(replay: Any) -> None:
+    answer(replay, text("ok"))
+    settings = ModelSettings(
+        temperature=0.3, max_tokens=50, top_p=0.9, reasoning_effort="low", extra={"seed": 7}
+    )
+    m = model(replay, temperature=1.0, include_thoughts=True)
+    await collect(m, ModelRequest([UserMessage("hi")], settings=settings))
+    config = sent(replay, 0)["generationConfig"]
+    assert config["temperature"] == 0.3 and config["topP"] == 0.9 and config["seed"] == 7
+    assert config["maxOutputTokens"] == 50
+    assert config["thinkingConfig"] == {"includeThoughts": True, "thinkingLevel": "LOW"}
+
+
+async def test_gemini_refuses_what_it_cannot_take_by_name(replay: Any) -> None:
+    m = model(replay)
+    for settings, named in [
+        (ModelSettings(parallel_tool_calls=False), "parallel_tool_calls"),
+        (ModelSettings(reasoning_effort="none"), "reasoning_effort='none'"),
+        (ModelSettings(extra={"no_such_field": 1}), "no_such_field"),
+    ]:
+        events = await collect(m, ModelRequest([UserMessage("hi")], settings=settings))
+        assert len(events) == 1 and isinstance(events[0], ErrorPart)
+        assert events[0].code == "configuration_error" and named in events[0].message
+    assert replay.requests == []
+    with pytest.raises(ConfigurationError, match="parallel_tool_calls"):
+        Agent(m, settings=ModelSettings(parallel_tool_calls=True))

@@ -7,9 +7,12 @@ import json
 import time
 from typing import Any
 
-from callwright import Agent, CancelToken, tool
+import pytest
+
+from callwright import Agent, CancelToken, ConfigurationError, ModelSettings, tool
 from callwright.events import ToolCallResult
 from callwright.messages import UserMessage
+from callwright.models._provider import Provider
 from callwright.models._retry import RetryPolicy
 from callwright.models.base import (
     ErrorPart,
@@ -381,3 +384,80 @@ async def test_usage_counts_cached_and_reasoning_tokens(replay: Any) -> None:
     assert events[-1] == FinishPart(
         "stop", Usage(100, 30, 1, cached_input_tokens=64, reasoning_tokens=20)
     )
+
+
+async def test_settings_map_to_chat_completions_parameters(replay: Any) -> None:
+    replay.sse([chunk({"content": "ok"}, "stop"), usage(5, 1)])
+    settings = ModelSettings(
+        temperature=0.3,
+        max_tokens=50,
+        top_p=0.9,
+        parallel_tool_calls=False,
+        reasoning_effort="low",
+        extra={"seed": 7},
+    )
+    tools = [{"name": "calculate", "description": "", "parameters": {"type": "object"}}]
+    request = ModelRequest([UserMessage("hi")], tools=tools, settings=settings)
+    await collect(model(replay, temperature=1.0), request)
+    body = replay.requests[0]["json"]
+    assert body["temperature"] == 0.3 and body["top_p"] == 0.9 and body["seed"] == 7
+    assert body["max_tokens"] == 50 and "max_completion_tokens" not in body
+    assert body["parallel_tool_calls"] is False and body["reasoning_effort"] == "low"
+
+
+async def test_a_provider_that_refuses_a_setting_names_it(replay: Any) -> None:
+    refusing = Provider(
+        "strict", "Strict", "", "STRICT_BASE_URL", package="openai", rejects=("top_p",)
+    )
+    m = OpenAIModel("m", base_url=replay.url + "/v1", api_key="k", provider=refusing)
+    request = ModelRequest([UserMessage("hi")], settings=ModelSettings(top_p=0.5))
+    events = [e async for e in m.stream(request)]
+    assert events == [
+        ErrorPart(
+            "OpenAIModel (Strict) cannot take the setting top_p: "
+            "leave ModelSettings.top_p unset for this model",
+            "configuration_error",
+        )
+    ]
+    assert replay.requests == []
+    with pytest.raises(ConfigurationError, match="top_p"):
+        Agent(m, settings=ModelSettings(top_p=0.5))
+
+
+def test_openai_own_api_takes_max_completion_tokens() -> None:
+    m = OpenAIModel("gpt-x", api_key="k", base_url="https://api.openai.com/v1")
+    request = ModelRequest([UserMessage("hi")], settings=ModelSettings(max_tokens=9))
+    body = m.params(request)
+    assert body["max_completion_tokens"] == 9 and "max_tokens" not in body
+
+
+async def test_run_settings_override_the_agents_field_by_field(replay: Any) -> None:
+    replay.sse([chunk({"content": "a"}, "stop"), usage(5, 1)])
+    replay.sse([chunk({"content": "b"}, "stop"), usage(5, 1)])
+    agent = Agent(
+        model(replay),
+        settings=ModelSettings(temperature=0.1, top_p=0.5, extra={"seed": 1, "user": "u"}),
+    )
+    await agent.run("one")
+    await agent.run("two", settings=ModelSettings(temperature=0.9, extra={"seed": 2}))
+    first, second = (r["json"] for r in replay.requests)
+    assert (first["temperature"], first["top_p"], first["seed"]) == (0.1, 0.5, 1)
+    assert (second["temperature"], second["top_p"], second["seed"]) == (0.9, 0.5, 2)
+    assert second["user"] == "u"
+
+
+async def test_settings_tool_choice_is_every_steps_but_the_last(replay: Any) -> None:
+    @tool
+    def calculate(expression: str) -> str:
+        """Calculate."""
+        return "3"
+
+    replay.sse([tc(0, id="call_1", name="calculate", args='{"expression": "1"}'), usage(5, 1)])
+    replay.sse([chunk({"content": "3"}, "stop"), usage(5, 1)])
+    agent = Agent(
+        model(replay), [calculate], max_steps=2, settings=ModelSettings(tool_choice="required")
+    )
+    await agent.run("go")
+    first, second = (r["json"] for r in replay.requests)
+    assert first["tool_choice"] == "required"
+    assert "tools" not in second

@@ -38,7 +38,15 @@ from openai.types.responses import (
 )
 from pydantic import BaseModel
 
-from callwright import Agent, FilePart, MessageHistory, RunFailed, ToolError, tool
+from callwright import (
+    Agent,
+    FilePart,
+    MessageHistory,
+    ModelSettings,
+    RunFailed,
+    ToolError,
+    tool,
+)
 from callwright.events import ReasoningDelta, ToolCallResult
 from callwright.messages import AssistantMessage, UserMessage, message_from_dict, message_to_dict
 from callwright.models._retry import RetryPolicy
@@ -861,3 +869,36 @@ def test_reasoning_summaries_reach_both_wires_through_a_server(
     text = "".join(f["delta"] for f in frames if f["type"] == text_type)
     assert (reasoning, text) == ("Greet back.", "Hi.")
     assert "gAAAAB" not in body  # encrypted reasoning is carried, never shown
+
+
+async def test_settings_map_to_responses_parameters(replay: Any) -> None:
+    s = Stream().created()
+    s.message("msg_1", ["ok"])
+    s.completed((5, 1)).send(replay)
+    settings = ModelSettings(
+        temperature=0.3,
+        max_tokens=50,
+        top_p=0.9,
+        parallel_tool_calls=False,
+        reasoning_effort="high",
+        extra={"store": False},
+    )
+    tools = [{"name": "calculate", "description": "", "parameters": {"type": "object"}}]
+    request = ModelRequest([UserMessage("hi")], tools=tools, settings=settings)
+    m = model(replay, reasoning={"summary": "auto"}, temperature=1.0)
+    await collect(m, request)
+    body = replay.requests[0]["json"]
+    assert body["temperature"] == 0.3 and body["top_p"] == 0.9
+    assert body["max_output_tokens"] == 50 and body["parallel_tool_calls"] is False
+    assert body["reasoning"] == {"summary": "auto", "effort": "high"}
+    assert "reasoning_effort" not in body
+    assert body["store"] is False and body["include"] == ["reasoning.encrypted_content"]
+
+
+async def test_parallel_tool_calls_is_left_out_without_tools(replay: Any) -> None:
+    s = Stream().created()
+    s.message("msg_1", ["ok"])
+    s.completed((5, 1)).send(replay)
+    request = ModelRequest([UserMessage("hi")], settings=ModelSettings(parallel_tool_calls=True))
+    await collect(model(replay), request)
+    assert "parallel_tool_calls" not in replay.requests[0]["json"]

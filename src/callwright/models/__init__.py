@@ -15,6 +15,7 @@ import os
 from .._errors import ConfigurationError
 from ._providers import PROVIDERS, named_model, openai_model
 from ._retry import RetryPolicy
+from ._settings import ModelSettings, ReasoningEffort
 from .anthropic import AnthropicModel
 from .base import (
     ErrorPart,
@@ -49,8 +50,10 @@ __all__ = [
     "ModelBase",
     "ModelEvent",
     "ModelRequest",
+    "ModelSettings",
     "OpenAIModel",
     "OpenAIResponsesModel",
+    "ReasoningEffort",
     "ReasoningPart",
     "RetryPolicy",
     "ScriptedModel",

@@ -27,13 +27,14 @@ from __future__ import annotations
 import importlib.util
 import os
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
-from .._errors import CallwrightError, MissingAPIKey
+from .._errors import CallwrightError, ConfigurationError, MissingAPIKey
 from ..messages import FilePart
 from ._retry import RetryPolicy, retrying
+from ._settings import SETTING_NAMES, ModelSettings, unsupported
 from .base import ErrorPart, Mode, ModelBase, ModelEvent, ModelRequest, ToolChoice
 
 ClientT = TypeVar("ClientT")
@@ -149,7 +150,11 @@ class ProviderModel(ModelBase, ABC, Generic[ClientT, ItemT]):
     timeout: float
     """Seconds the SDK waits for a response (and between streamed chunks)."""
     settings: dict[str, Any]
-    """Extra request parameters sent as they are (temperature, seed ...)."""
+    """Extra request parameters sent as they are (temperature, seed ...); a run's
+    ``ModelSettings`` override them."""
+    setting_params: Mapping[str, str] = {}
+    """``ModelSettings`` field -> the request parameter it becomes; a field not here (or
+    whose parameter the provider ``rejects``) is one this adapter cannot take."""
 
     def __init__(
         self,
@@ -229,6 +234,24 @@ class ProviderModel(ModelBase, ABC, Generic[ClientT, ItemT]):
             return "not-needed"
         raise MissingAPIKey(self.provider.label, self.provider.key_env, type(self).__name__)
 
+    def check_settings(self, settings: ModelSettings) -> None:
+        taken = [
+            name
+            for name in SETTING_NAMES
+            if name in self.setting_params
+            and self.setting_params[name] not in self.provider.rejects
+        ]
+        unsupported(settings, taken, f"{type(self).__name__} ({self.provider.label})")
+
+    def setting_values(self, request: ModelRequest) -> dict[str, Any]:
+        """The run's settings as request parameters: the mapped fields, then ``extra``.
+        ``parallel_tool_calls`` only goes with tools (APIs refuse it alone)."""
+        given = request.settings.given()
+        if not request.tools:
+            given.pop("parallel_tool_calls", None)
+        values = {self.setting_params[name]: value for name, value in given.items()}
+        return values | dict(request.settings.extra)
+
     def tool_params(self, request: ModelRequest) -> dict[str, Any]:
         """``tools`` and ``tool_choice`` for the request body; nothing when no tool is offered."""
         if not request.tools:
@@ -252,7 +275,11 @@ class ProviderModel(ModelBase, ABC, Generic[ClientT, ItemT]):
             yield ErrorPart(f"cannot create the {label} client: {exc}", "configuration_error")
             return
         try:
+            self.check_settings(request.settings)
             response = await self._open(client, request)
+        except ConfigurationError as exc:
+            yield ErrorPart(str(exc), "configuration_error")
+            return
         except UnsupportedFile as exc:
             yield ErrorPart(f"{self.name}: {exc}", "unsupported_file")
             return

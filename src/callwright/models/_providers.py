@@ -14,8 +14,8 @@ import os
 from .._errors import ConfigurationError
 from ._provider import Provider
 from .base import Model
-from .openai import OPENAI, OpenAIModel
-from .openai_responses import OpenAIResponsesModel, serves_responses
+from .openai import OPENAI, OpenAIModel, serves_responses
+from .openai_responses import OpenAIResponsesModel
 
 
 def _named(

@@ -32,6 +32,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, Literal
 
+from .._errors import ConfigurationError
 from ..messages import (
     AssistantMessage,
     FilePart,
@@ -43,6 +44,7 @@ from ..messages import (
 from ..usage import Usage
 from ._provider import Provider, ProviderModel, ToolDefinition, UnsupportedFile, file_text
 from ._retry import RetryPolicy
+from ._settings import ModelSettings
 from .base import (
     FinishPart,
     ModelEvent,
@@ -85,8 +87,25 @@ STOP_REASONS = {
 ANTHROPIC = Provider("anthropic", "Anthropic", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL")
 
 
+SETTING_PARAMS = {
+    "temperature": "temperature",
+    "max_tokens": "max_tokens",
+    "top_p": "top_p",
+    "parallel_tool_calls": "parallel_tool_calls",
+    "reasoning_effort": "effort",
+}
+"""``ModelSettings`` fields and the request parameters they become."""
+
+EFFORTS = ("low", "medium", "high", "xhigh", "max")
+"""The efforts of ``output_config`` (the SDK's ``OutputConfigParam``)."""
+
+
 class AnthropicModel(ProviderModel["AsyncAnthropic", "RawMessageStreamEvent"]):
-    """A Claude model. The key comes from ``api_key`` or ``ANTHROPIC_API_KEY``."""
+    """A Claude model. The key comes from ``api_key`` or ``ANTHROPIC_API_KEY``.
+
+    ``settings`` go into every request body as they are (``temperature``, ``top_k``,
+    ``metadata`` ...), under a run's ``ModelSettings``.
+    """
 
     provider = ANTHROPIC
     max_tokens: int
@@ -156,6 +175,37 @@ class AnthropicModel(ProviderModel["AsyncAnthropic", "RawMessageStreamEvent"]):
             case name:
                 return {"type": "tool", "name": name}
 
+    setting_params = SETTING_PARAMS
+
+    def check_settings(self, settings: ModelSettings) -> None:
+        super().check_settings(settings)
+        effort = settings.reasoning_effort
+        if effort is not None and effort not in EFFORTS:
+            raise ConfigurationError(
+                f"AnthropicModel cannot take the setting reasoning_effort={effort!r}: "
+                f"Anthropic's efforts are {', '.join(EFFORTS)}"
+            )
+
+    def setting_values(self, request: ModelRequest) -> dict[str, Any]:
+        """The run's settings as ``create`` arguments. Parallel calls are a flag of the
+        tool choice and the effort is ``output_config``'s; sampling fields and ``extra``
+        travel in ``extra_body``, since the SDK's ``create`` no longer names
+        ``temperature`` or ``top_p`` (the API decides per model whether it takes them)."""
+        values = super().setting_values(request)
+        params: dict[str, Any] = {}
+        parallel = values.pop("parallel_tool_calls", None)
+        if parallel is not None:
+            choice = self._tool_choice(request.tool_choice)
+            params["tool_choice"] = {**choice, "disable_parallel_tool_use": not parallel}
+        effort = values.pop("effort", None)
+        if effort is not None:
+            params["output_config"] = {"effort": effort}
+        if "max_tokens" in values:
+            params["max_tokens"] = values.pop("max_tokens")
+        if values:
+            params["extra_body"] = values
+        return params
+
     def params(self, request: ModelRequest) -> dict[str, Any]:
         """The Messages API request body for one step."""
         system, messages = anthropic_messages(request.messages, request.instructions)
@@ -164,13 +214,19 @@ class AnthropicModel(ProviderModel["AsyncAnthropic", "RawMessageStreamEvent"]):
             "max_tokens": self.max_tokens,
             "messages": messages,
             "stream": True,
-            **self.settings,
         }
         if system:
             body["system"] = system
         if self.thinking_budget:
             body["thinking"] = {"type": "enabled", "budget_tokens": self.thinking_budget}
         body.update(self.tool_params(request))
+        run = self.setting_values(request)
+        # the adapter's own keyword settings travel as the run's sampling fields do: the
+        # SDK's create() names neither temperature nor most other extras any more
+        extra = {**self.settings, **run.pop("extra_body", {})}
+        body.update(run)
+        if extra:
+            body["extra_body"] = extra
         return body
 
 

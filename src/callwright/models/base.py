@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypeAlias, runtime_checkable
 
 from ..usage import Usage as Usage
+from ._settings import NO_SETTINGS, ModelSettings
 
 if TYPE_CHECKING:
     from ..context import CancelToken
@@ -43,6 +44,9 @@ class ModelRequest:
     cancel: CancelToken | None = None
     """The run's token: an adapter stops streaming and waiting once it fires."""
     step: int = 0
+    settings: ModelSettings = NO_SETTINGS
+    """The run's settings (the agent's, overridden by the run's); ``tool_choice`` is
+    already resolved into ``tool_choice`` above."""
 
 
 # --- model events -------------------------------------------------------------
@@ -144,6 +148,18 @@ class ModelBase:
         short sentence with no secret, URL or path; None when it can. Makes no network
         call: a readiness probe asks it every few seconds."""
         return None
+
+    def check_settings(self, settings: ModelSettings) -> None:
+        """Raise a ``ConfigurationError`` naming a setting this model cannot take; checked
+        when an agent or a run is given settings, and again by the adapter at each step."""
+
+
+def check_settings(model: Model, settings: ModelSettings) -> None:
+    """``model.check_settings(settings)`` when the model has it (a model of your own
+    may not: it then reads ``ModelRequest.settings`` as it likes)."""
+    check = getattr(model, "check_settings", None)
+    if callable(check):
+        check(settings)
 
 
 def unconfigured(model: Model) -> str | None:

@@ -59,6 +59,7 @@ from ..messages import (
 from ..usage import Usage
 from ._provider import Provider, ProviderModel, ToolDefinition, UnsupportedFile, file_text
 from ._retry import RETRY_STATUS, Failure, RetryPolicy, classify, retry_after_seconds, retrying
+from ._settings import ModelSettings
 from .base import (
     ErrorPart,
     FinishPart,
@@ -82,6 +83,8 @@ if TYPE_CHECKING:
         GenerateContentResponse,
         GenerateContentResponseUsageMetadata,
         Part,
+        ThinkingConfig,
+        ThinkingLevel,
         ToolConfig,
     )
 
@@ -117,11 +120,22 @@ INLINE_TYPES = ("image", "audio", "video")
 """Top-level media types Gemini reads inline (and ``application/pdf``)."""
 
 
+SETTING_PARAMS = {
+    "temperature": "temperature",
+    "max_tokens": "max_output_tokens",
+    "top_p": "top_p",
+    "reasoning_effort": "thinking_config",
+}
+"""``ModelSettings`` fields and the request parameters they become."""
+
+
 class GeminiModel(ProviderModel["Client", "GenerateContentResponse"]):
     """A Gemini model, on the Gemini API or Vertex AI.
 
     ``settings`` are fields of the SDK's ``GenerateContentConfig`` (``temperature``,
-    ``max_output_tokens``, ``thinking_config`` ...), checked when the model is made.
+    ``max_output_tokens``, ``thinking_config`` ...), checked when the model is made; a
+    run's ``ModelSettings`` override them (``reasoning_effort`` is the thinking level,
+    ``extra`` holds more ``GenerateContentConfig`` fields).
     """
 
     provider = GEMINI
@@ -216,11 +230,35 @@ class GeminiModel(ProviderModel["Client", "GenerateContentResponse"]):
         )
         return types.ToolConfig(function_calling_config=calling)
 
+    setting_params = SETTING_PARAMS
+
+    def check_settings(self, settings: ModelSettings) -> None:
+        super().check_settings(settings)
+        if settings.reasoning_effort is not None:
+            _thinking_level(settings.reasoning_effort)
+
+    def run_config(self, request: ModelRequest) -> GenerateContentConfig:
+        """The adapter's config with the run's settings over it, checked by the SDK's
+        types (a field of ``extra`` it does not have is a ``ConfigurationError``)."""
+        values = self.setting_values(request)
+        if not values:
+            return self._config
+        effort = values.pop("thinking_config", None)
+        config = _checked_config(self.settings | values)
+        if effort is not None:
+            thinking = config.thinking_config or _thinking_config()
+            level = _thinking_level(effort)
+            config = config.model_copy(
+                update={"thinking_config": thinking.model_copy(update={"thinking_level": level})}
+            )
+        return config
+
     def config(self, request: ModelRequest, system: str) -> GenerateContentConfig:
         """The request's ``GenerateContentConfig``: the settings, the system instruction,
         the tools and tool choice, and thought summaries when asked for."""
         from google.genai import types
 
+        base = self.run_config(request)
         update: dict[str, Any] = {}
         if system:
             update["system_instruction"] = system
@@ -229,9 +267,9 @@ class GeminiModel(ProviderModel["Client", "GenerateContentResponse"]):
             update["tools"] = [types.Tool(function_declarations=declarations)]
             update["tool_config"] = self._tool_choice(request.tool_choice)
         if self.include_thoughts:
-            thinking = self._config.thinking_config or types.ThinkingConfig()
+            thinking = base.thinking_config or types.ThinkingConfig()
             update["thinking_config"] = thinking.model_copy(update={"include_thoughts": True})
-        return self._config.model_copy(update=update)
+        return base.model_copy(update=update)
 
 
 def _vertex_from_env() -> bool:
@@ -240,6 +278,30 @@ def _vertex_from_env() -> bool:
         if value is not None:
             return value.lower() in ("true", "1")
     return False
+
+
+def _thinking_config() -> ThinkingConfig:
+    from google.genai import types
+
+    return types.ThinkingConfig()
+
+
+def _thinking_level(effort: str) -> ThinkingLevel:
+    """A reasoning effort as Gemini's thinking level, or an error naming the effort."""
+    from google.genai import types
+
+    level = effort.upper()
+    if level not in types.ThinkingLevel.__members__ or level == "THINKING_LEVEL_UNSPECIFIED":
+        raise ConfigurationError(
+            f"GeminiModel cannot take the setting reasoning_effort={effort!r}: "
+            "Gemini's thinking levels are "
+            + ", ".join(
+                m.lower()
+                for m in types.ThinkingLevel.__members__
+                if m != "THINKING_LEVEL_UNSPECIFIED"
+            )
+        )
+    return types.ThinkingLevel[level]
 
 
 def _checked_config(settings: dict[str, Any]) -> GenerateContentConfig:

@@ -62,7 +62,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from .._errors import CallwrightError
+from .._errors import CallwrightError, ConfigurationError
 from ..messages import ToolResultMessage, UserMessage
 from ._local_stages import (
     ANSWER,
@@ -84,6 +84,7 @@ from ._local_stages import (
     tool_specs,
 )
 from ._local_stages import example_call as example_call  # the tests' import path
+from ._settings import ModelSettings, unsupported
 from ._solution import (
     SolutionStream,
     bound_schema,
@@ -105,6 +106,9 @@ from .base import (
     ToolCallEndPart,
     ToolCallStartPart,
 )
+
+SAMPLING_SETTINGS = ("temperature", "max_tokens", "top_p")
+"""The ``ModelSettings`` fields llama.cpp's sampling takes under the same names."""
 
 DEFAULT_NAME = "SmolLM2-135M-Instruct"
 
@@ -302,7 +306,7 @@ class LocalModel(ModelBase):
         )
         if self.constrained:
             body["json_schema"] = schema
-        return body
+        return body | self._run_sampling(request)
 
     def _sampling(self, **fields: Any) -> dict[str, Any]:
         # Reusing the cached prefix (system prompt, examples, history) cuts the time to
@@ -318,7 +322,22 @@ class LocalModel(ModelBase):
 
     # --- streaming ------------------------------------------------------------------------
 
+    def check_settings(self, settings: ModelSettings) -> None:
+        unsupported(settings, SAMPLING_SETTINGS, "the embedded model")
+
+    def _run_sampling(self, request: ModelRequest) -> dict[str, Any]:
+        """The run's settings as llama.cpp sampling fields, then its ``extra`` as they are."""
+        given = request.settings.given()
+        return {k: v for k, v in given.items() if k in SAMPLING_SETTINGS} | dict(
+            request.settings.extra
+        )
+
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        try:
+            self.check_settings(request.settings)
+        except ConfigurationError as exc:
+            yield ErrorPart(str(exc), "configuration_error")
+            return
         files = sum(len(m.files) for m in request.messages if isinstance(m, UserMessage))
         if files:
             yield ErrorPart(
@@ -475,7 +494,7 @@ class LocalModel(ModelBase):
         )
         if self.constrained:
             body["json_schema"] = schema
-        return body
+        return body | self._run_sampling(request)
 
     def _answer_body(self, request: ModelRequest) -> dict[str, Any]:
         system = request.instructions or "You are a helpful assistant. Answer briefly."
@@ -489,7 +508,7 @@ class LocalModel(ModelBase):
             repeat_penalty=1.2,
             dry_multiplier=0.8,
             stop=["\n\n"],
-        )
+        ) | self._run_sampling(request)
 
     # --- one generation, streamed -----------------------------------------------------------
 

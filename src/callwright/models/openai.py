@@ -41,6 +41,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
+from urllib.parse import urlsplit
 
 from ..messages import (
     AssistantMessage,
@@ -101,12 +102,27 @@ OPENAI = Provider(
 )
 
 
+OPENAI_HOSTS = frozenset({"api.openai.com"})
+"""The hosts that serve the Responses API for ``openai:<model>``."""
+
+
+def serves_responses(base_url: str | None) -> bool:
+    """Whether ``openai:<model>`` at ``base_url`` means the Responses API: OpenAI's own API
+    (no base URL, or ``api.openai.com``) does; any other server is taken to be Chat
+    Completions only, as llama.cpp's server and most local servers are."""
+    if not base_url:
+        return True
+    return (urlsplit(base_url).hostname or "") in OPENAI_HOSTS
+
+
 class OpenAIModel(ProviderModel["AsyncOpenAI", "ChatCompletionChunk"]):
     """An OpenAI-compatible chat model.
 
     ``base_url`` (or ``OPENAI_BASE_URL``) points at any compatible server; the key
     comes from ``api_key`` or ``OPENAI_API_KEY`` (a server at a ``base_url`` needs none).
-    ``settings`` go into every request as they are (temperature, max_tokens, seed...).
+    ``settings`` go into every request as they are (temperature, max_tokens, seed...);
+    a run's ``ModelSettings`` override them (``max_tokens`` becomes
+    ``max_completion_tokens`` on OpenAI's own API).
     ``provider`` is a named OpenAI-compatible provider (``PROVIDERS["groq"]`` ...): its
     base URL, key variable and the parameters it refuses. ``max_string`` bounds the
     structured-mode schema (``maxLength`` on free strings, one call per step, empty
@@ -143,6 +159,16 @@ class OpenAIModel(ProviderModel["AsyncOpenAI", "ChatCompletionChunk"]):
             provider=provider,
         )
         self.max_string = max_string
+        # OpenAI's own API refuses max_tokens for reasoning models; other servers may not
+        # know its successor
+        own_api = self.provider is OPENAI and serves_responses(self.base_url)
+        self.setting_params = {
+            "temperature": "temperature",
+            "max_tokens": "max_completion_tokens" if own_api else "max_tokens",
+            "top_p": "top_p",
+            "parallel_tool_calls": "parallel_tool_calls",
+            "reasoning_effort": "reasoning_effort",
+        }
 
     def _make_client(self, api_key: str, base_url: str | None, timeout: float) -> AsyncOpenAI:
         from openai import AsyncOpenAI
@@ -202,6 +228,7 @@ class OpenAIModel(ProviderModel["AsyncOpenAI", "ChatCompletionChunk"]):
         else:
             body["messages"] = chat_messages(request.messages, request.instructions)
             body.update(self.tool_params(request))
+        body.update(self.setting_values(request))
         for name in self.provider.rejects:
             body.pop(name, None)
         return body

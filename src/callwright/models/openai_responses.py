@@ -49,7 +49,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 from ..messages import (
     AssistantMessage,
@@ -76,7 +75,11 @@ from .base import (
     ToolCallStartPart,
     ToolChoice,
 )
-from .openai import OPENAI, structured_conversation, tool_text
+from .openai import (
+    OPENAI,
+    structured_conversation,
+    tool_text,
+)
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI, AsyncStream
@@ -95,19 +98,17 @@ if TYPE_CHECKING:
 BLOCKS = "openai-responses"
 """The key of the kept output items in ``AssistantMessage.provider_blocks``."""
 
-OPENAI_HOSTS = frozenset({"api.openai.com"})
-"""The hosts that serve the Responses API for ``openai:<model>``."""
-
 INCOMPLETE_REASONS = {"max_output_tokens": "length", "content_filter": "content-filter"}
 
 
-def serves_responses(base_url: str | None) -> bool:
-    """Whether ``openai:<model>`` at ``base_url`` means the Responses API: OpenAI's own API
-    (no base URL, or ``api.openai.com``) does; any other server is taken to be Chat
-    Completions only, as llama.cpp's server and most local servers are."""
-    if not base_url:
-        return True
-    return (urlsplit(base_url).hostname or "") in OPENAI_HOSTS
+SETTING_PARAMS = {
+    "temperature": "temperature",
+    "max_tokens": "max_output_tokens",
+    "top_p": "top_p",
+    "parallel_tool_calls": "parallel_tool_calls",
+    "reasoning_effort": "reasoning_effort",
+}
+"""``ModelSettings`` fields and the request parameters they become."""
 
 
 class OpenAIResponsesModel(ProviderModel["AsyncOpenAI", "ResponseStreamEvent"]):
@@ -185,9 +186,23 @@ class OpenAIResponsesModel(ProviderModel["AsyncOpenAI", "ResponseStreamEvent"]):
             case name:
                 return {"type": "function", "name": name}
 
+    setting_params = SETTING_PARAMS
+
+    def setting_values(self, request: ModelRequest) -> dict[str, Any]:
+        """The run's settings; the effort goes inside ``reasoning``, beside a summary
+        the adapter's own settings ask for."""
+        values = super().setting_values(request)
+        effort = values.pop("reasoning_effort", None)
+        if effort is not None:
+            reasoning = self.settings.get("reasoning")
+            base = dict(reasoning) if isinstance(reasoning, dict) else {}
+            values["reasoning"] = base | {"effort": effort} | dict(values.get("reasoning") or {})
+        return values
+
     def params(self, request: ModelRequest) -> dict[str, Any]:
         """The Responses API request body for one step."""
         body: dict[str, Any] = {"model": self.model, "stream": True, **self.settings}
+        body.update(self.setting_values(request))
         if body.get("store") is False:
             include = list(body.get("include") or [])
             if "reasoning.encrypted_content" not in include:

@@ -15,6 +15,7 @@ from ..call import Call
 from ..events import PendingCall, RunError, RunStatus
 from ..execute import ExecutionPolicy
 from ..messages import Message
+from ..models._settings import NO_SETTINGS, ModelSettings
 from ..models.base import Mode, Model, ToolChoice
 from ..usage import Usage
 
@@ -118,6 +119,8 @@ class RunSettings:
     """Called after each step."""
     max_delegate_depth: int = 3
     """How deep delegates may nest."""
+    model_settings: ModelSettings = NO_SETTINGS
+    """The agent's model settings with the run's over them; sent with every step."""
 
 
 @dataclass(slots=True)

@@ -21,7 +21,8 @@ from ..elicitation import InputAnswer
 from ..execute import ApprovalIds, ExecutionPolicy, Strategy, as_strategy
 from ..messages import Message, as_messages
 from ..models import resolve_model
-from ..models.base import Mode, Model
+from ..models._settings import NO_SETTINGS, ModelSettings
+from ..models.base import Mode, Model, check_settings
 from ..tool import Tool
 from ..tool import tool as make_tool
 from ..toolbox import Toolbox, Toolset
@@ -78,6 +79,7 @@ class Agent(Generic[DepsT, OutputT]):
         description: str | None = None,
         toolsets: Iterable[Toolset] = (),
         approval: AgentApprovalPolicy | None = None,
+        settings: ModelSettings | None = None,
     ) -> None:
         """``max_steps`` is a shortcut for ``limits.max_steps`` and wins over it when both
         are given. ``deps_type`` only informs type checkers. ``name`` names the agent in
@@ -89,8 +91,13 @@ class Agent(Generic[DepsT, OutputT]):
         ``await agent.aclose()``. ``approval`` is the agent's approval policy: it sees
         every call (front-end and MCP tools too) before the tool's own
         ``requires_approval``, which decides where it returns ``not-applicable`` (see
-        ``ApprovalQuery``)."""
+        ``ApprovalQuery``). ``settings`` (``ModelSettings``: temperature, max tokens,
+        reasoning effort ...) go with every step of every run; a run's own override them
+        field by field. A setting the model cannot take raises ``ConfigurationError`` here."""
         self.model = _resolve_model(model)
+        self.model_settings = settings or NO_SETTINGS
+        """The model settings of every run (``Agent(settings=...)``)."""
+        check_settings(self.model, self.model_settings)
         self.toolbox = tools if isinstance(tools, Toolbox) else Toolbox(tools)
         for toolset in toolsets:
             self.toolbox.add_toolset(toolset)
@@ -146,8 +153,15 @@ class Agent(Generic[DepsT, OutputT]):
         """Close the agent's toolsets (MCP sessions and the servers they started)."""
         await self.toolbox.aclose()
 
-    def settings(self, approval_ids: ApprovalIds | None = None) -> RunSettings:
-        """The configuration one run reads, fixed when it starts."""
+    def settings(
+        self, approval_ids: ApprovalIds | None = None, model_settings: ModelSettings | None = None
+    ) -> RunSettings:
+        """The configuration one run reads, fixed when it starts; ``model_settings`` are
+        the run's, over the agent's (a setting the model cannot take raises
+        ``ConfigurationError``)."""
+        merged = self.model_settings.merged(model_settings)
+        if model_settings is not None:
+            check_settings(self.model, merged)
         execution = ExecutionPolicy(
             self.strategy, self.cancel_grace, self.limits.tool_timeout, approval_ids, self.approval
         )
@@ -162,6 +176,7 @@ class Agent(Generic[DepsT, OutputT]):
             prepare_step=self.prepare_step,
             on_step_finish=self.on_step_finish,
             max_delegate_depth=self.max_delegate_depth,
+            model_settings=merged,
         )
 
     def start(
@@ -182,6 +197,7 @@ class Agent(Generic[DepsT, OutputT]):
         traceparent: str | None = None,
         thread_approvals: ThreadApprovals | None = None,
         principal: str | None = None,
+        settings: ModelSettings | None = None,
     ) -> Run[DepsT, OutputT]:
         """A new run, not started yet: iterate its ``events()`` to run it.
 
@@ -198,7 +214,8 @@ class Agent(Generic[DepsT, OutputT]):
         of this thread; pass the same object to each run of the thread (the run adds
         what a ``Decision.approve(remember="thread")`` allows). None: a fresh one, for
         this run only. ``principal``: whose run it is (``ToolContext.principal``); the
-        server sets it from the request.
+        server sets it from the request. ``settings``: this run's model settings, over
+        the agent's field by field.
         """
         history = list(messages)
         if prompt is not None:
@@ -210,7 +227,7 @@ class Agent(Generic[DepsT, OutputT]):
         if client_tools:
             toolbox = toolbox.with_client_tools(client_tools, allow_override=allow_client_override)
         return Run(
-            self.settings(approval_ids),
+            self.settings(approval_ids, settings),
             history,
             toolbox=toolbox,
             decisions=decisions or {},
@@ -237,6 +254,7 @@ class Agent(Generic[DepsT, OutputT]):
         deps: DepsT | None = None,
         thread_id: str | None = None,
         thread_approvals: ThreadApprovals | None = None,
+        settings: ModelSettings | None = None,
     ) -> Run[DepsT, OutputT]:
         """A run to iterate: ``async for event in agent.stream(...)``; ``run.result`` after.
 
@@ -252,6 +270,7 @@ class Agent(Generic[DepsT, OutputT]):
             deps=deps,
             thread_id=thread_id,
             thread_approvals=thread_approvals,
+            settings=settings,
         )
 
     async def run(
@@ -265,6 +284,7 @@ class Agent(Generic[DepsT, OutputT]):
         deps: DepsT | None = None,
         thread_id: str | None = None,
         thread_approvals: ThreadApprovals | None = None,
+        settings: ModelSettings | None = None,
     ) -> RunResult[OutputT]:
         """Run to completion (or to a pause) and return the result.
 
@@ -287,6 +307,7 @@ class Agent(Generic[DepsT, OutputT]):
             deps=deps,
             thread_id=thread_id,
             thread_approvals=thread_approvals,
+            settings=settings,
         )
         async for _ in run:
             pass
@@ -306,6 +327,7 @@ class Agent(Generic[DepsT, OutputT]):
         deps: DepsT | None = None,
         thread_id: str | None = None,
         thread_approvals: ThreadApprovals | None = None,
+        settings: ModelSettings | None = None,
     ) -> RunResult[OutputT]:
         """``run`` for code without an event loop (scripts, the REPL).
 
@@ -330,6 +352,7 @@ class Agent(Generic[DepsT, OutputT]):
                 deps=deps,
                 thread_id=thread_id,
                 thread_approvals=thread_approvals,
+                settings=settings,
             )
         )
 

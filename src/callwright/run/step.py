@@ -74,7 +74,11 @@ class Composer:
         settings = self._settings
         plan = settings.prepare_step(StepInfo(step, messages)) if settings.prepare_step else None
         active = self._toolbox.select(plan.active_tools if plan else None)
-        choice: ToolChoice = plan.tool_choice if plan and plan.tool_choice else "auto"
+        choice: ToolChoice = (
+            (plan.tool_choice if plan and plan.tool_choice else None)
+            or settings.model_settings.tool_choice
+            or "auto"
+        )
         if last_step:
             active, choice = [], "none"
         request = ModelRequest(
@@ -85,6 +89,7 @@ class Composer:
             output_schema=settings.output.schema,
             cancel=cancel,
             step=step,
+            settings=settings.model_settings,
         )
         key = (self._toolbox.version, tuple(t.name for t in active), tuple(instances))
         if self._key != key:
