@@ -133,6 +133,22 @@ class ToolDefinition:
         return cls(native["name"], native.get("description") or "", parameters)
 
 
+RoleT = TypeVar("RoleT")
+PartT = TypeVar("PartT")
+
+
+def add_turn(turns: list[tuple[RoleT, list[PartT]]], role: RoleT, parts: list[PartT]) -> None:
+    """Append a turn, merged into the last one when it has the same role; an empty one is
+    left out. The APIs that want roles to alternate (Anthropic, Gemini) get parallel tool
+    results, and a user's message after them, as one turn."""
+    if not parts:
+        return
+    if turns and turns[-1][0] == role:
+        turns[-1][1].extend(parts)
+    else:
+        turns.append((role, parts))
+
+
 class ProviderModel(ModelBase, ABC, Generic[ClientT, ItemT]):
     """A model served through a provider's SDK client; subclasses fill in the hooks."""
 

@@ -42,7 +42,7 @@ from ..messages import (
     UserMessage,
 )
 from ..usage import Usage
-from ._provider import Provider, ProviderModel, ToolDefinition, UnsupportedFile, file_text
+from ._provider import Provider, ProviderModel, ToolDefinition, UnsupportedFile, add_turn, file_text
 from ._retry import RetryPolicy
 from ._settings import ModelSettings
 from .base import (
@@ -341,19 +341,11 @@ def anthropic_messages(
     system = [instructions] if instructions else []
     turns: list[tuple[Literal["user", "assistant"], list[ContentBlockParam]]] = []
 
-    def add(role: Literal["user", "assistant"], blocks: list[ContentBlockParam]) -> None:
-        if not blocks:
-            return
-        if turns and turns[-1][0] == role:
-            turns[-1][1].extend(blocks)
-        else:
-            turns.append((role, blocks))
-
     for m in messages:
         if isinstance(m, SystemMessage):
             system.append(m.content)
         elif isinstance(m, UserMessage):
-            add("user", user_blocks(m))
+            add_turn(turns, "user", user_blocks(m))
         elif isinstance(m, AssistantMessage):
             blocks: list[ContentBlockParam] = _provider_blocks(m)
             if m.text:
@@ -362,7 +354,7 @@ def anthropic_messages(
                 {"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments}
                 for c in m.tool_calls
             ]
-            add("assistant", blocks)
+            add_turn(turns, "assistant", blocks)
         elif isinstance(m, ToolResultMessage):
             result: ToolResultBlockParam = {
                 "type": "tool_result",
@@ -371,7 +363,8 @@ def anthropic_messages(
             }
             if m.is_error:
                 result["is_error"] = True
-            add("user", [result])
+            result_blocks: list[ContentBlockParam] = [result]
+            add_turn(turns, "user", result_blocks)
     return "\n\n".join(system), [_turn(role, blocks) for role, blocks in turns]
 
 

@@ -57,7 +57,7 @@ from ..messages import (
     UserMessage,
 )
 from ..usage import Usage
-from ._provider import Provider, ProviderModel, ToolDefinition, UnsupportedFile, file_text
+from ._provider import Provider, ProviderModel, ToolDefinition, UnsupportedFile, add_turn, file_text
 from ._retry import RETRY_STATUS, Failure, RetryPolicy, classify, retry_after_seconds, retrying
 from ._settings import ModelSettings
 from .base import (
@@ -468,23 +468,15 @@ def gemini_contents(messages: list[Message], instructions: str | None) -> tuple[
     system = [instructions] if instructions else []
     turns: list[tuple[Literal["user", "model"], list[Part]]] = []
 
-    def add(role: Literal["user", "model"], parts: list[Part]) -> None:
-        if not parts:
-            return
-        if turns and turns[-1][0] == role:
-            turns[-1][1].extend(parts)
-        else:
-            turns.append((role, parts))
-
     for m in messages:
         if isinstance(m, SystemMessage):
             system.append(m.content)
         elif isinstance(m, UserMessage):
-            add("user", user_parts(m))
+            add_turn(turns, "user", user_parts(m))
         elif isinstance(m, AssistantMessage):
-            add("model", model_parts(m))
+            add_turn(turns, "model", model_parts(m))
         elif isinstance(m, ToolResultMessage):
-            add("user", [function_response(m)])
+            add_turn(turns, "user", [function_response(m)])
     contents = [types.Content(role=role, parts=parts) for role, parts in turns]
     return "\n\n".join(system), contents
 

@@ -40,7 +40,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 from urllib.parse import urlsplit
 
 from ..messages import (
@@ -68,6 +68,9 @@ from .base import (
     ToolCallStartPart,
     ToolChoice,
 )
+
+EventT = TypeVar("EventT")
+"""The stream item of the API an adapter speaks."""
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI, AsyncStream
@@ -115,19 +118,10 @@ def serves_responses(base_url: str | None) -> bool:
     return (urlsplit(base_url).hostname or "") in OPENAI_HOSTS
 
 
-class OpenAIModel(ProviderModel["AsyncOpenAI", "ChatCompletionChunk"]):
-    """An OpenAI-compatible chat model.
-
-    ``base_url`` (or ``OPENAI_BASE_URL``) points at any compatible server; the key
-    comes from ``api_key`` or ``OPENAI_API_KEY`` (a server at a ``base_url`` needs none).
-    ``settings`` go into every request as they are (temperature, max_tokens, seed...);
-    a run's ``ModelSettings`` override them (``max_tokens`` becomes
-    ``max_completion_tokens`` on OpenAI's own API).
-    ``provider`` is a named OpenAI-compatible provider (``PROVIDERS["groq"]`` ...): its
-    base URL, key variable and the parameters it refuses. ``max_string`` bounds the
-    structured-mode schema (``maxLength`` on free strings, one call per step, empty
-    ``meta``) for small models that ramble.
-    """
+class OpenAIClientModel(ProviderModel["AsyncOpenAI", EventT]):
+    """What the two OpenAI APIs' adapters share: the constructor, the client and the
+    structured-mode bound. ``OpenAIModel`` speaks Chat Completions through it,
+    ``OpenAIResponsesModel`` the Responses API."""
 
     provider = OPENAI
     max_string: int | None
@@ -159,6 +153,53 @@ class OpenAIModel(ProviderModel["AsyncOpenAI", "ChatCompletionChunk"]):
             provider=provider,
         )
         self.max_string = max_string
+
+    def _make_client(self, api_key: str, base_url: str | None, timeout: float) -> AsyncOpenAI:
+        from openai import AsyncOpenAI
+
+        return AsyncOpenAI(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout)
+
+
+class OpenAIModel(OpenAIClientModel["ChatCompletionChunk"]):
+    """An OpenAI-compatible chat model.
+
+    ``base_url`` (or ``OPENAI_BASE_URL``) points at any compatible server; the key
+    comes from ``api_key`` or ``OPENAI_API_KEY`` (a server at a ``base_url`` needs none).
+    ``settings`` go into every request as they are (temperature, max_tokens, seed...);
+    a run's ``ModelSettings`` override them (``max_tokens`` becomes
+    ``max_completion_tokens`` on OpenAI's own API).
+    ``provider`` is a named OpenAI-compatible provider (``PROVIDERS["groq"]`` ...): its
+    base URL, key variable and the parameters it refuses. ``max_string`` bounds the
+    structured-mode schema (``maxLength`` on free strings, one call per step, empty
+    ``meta``) for small models that ramble.
+    """
+
+    def __init__(
+        self,
+        model: str = "gpt-4o-mini",
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        mode: Mode | None = None,
+        retry: RetryPolicy | None = None,
+        timeout: float = 120.0,
+        client: AsyncOpenAI | None = None,
+        max_string: int | None = None,
+        provider: Provider | None = None,
+        **settings: Any,
+    ) -> None:
+        super().__init__(
+            model,
+            base_url=base_url,
+            api_key=api_key,
+            mode=mode,
+            retry=retry,
+            timeout=timeout,
+            client=client,
+            max_string=max_string,
+            provider=provider,
+            **settings,
+        )
         # OpenAI's own API refuses max_tokens for reasoning models; other servers may not
         # know its successor
         own_api = self.provider is OPENAI and serves_responses(self.base_url)
@@ -169,11 +210,6 @@ class OpenAIModel(ProviderModel["AsyncOpenAI", "ChatCompletionChunk"]):
             "parallel_tool_calls": "parallel_tool_calls",
             "reasoning_effort": "reasoning_effort",
         }
-
-    def _make_client(self, api_key: str, base_url: str | None, timeout: float) -> AsyncOpenAI:
-        from openai import AsyncOpenAI
-
-        return AsyncOpenAI(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout)
 
     async def _open(
         self, client: AsyncOpenAI, request: ModelRequest

@@ -59,13 +59,11 @@ from ..messages import (
     UserMessage,
 )
 from ..usage import Usage
-from ._provider import Provider, ProviderModel, ToolDefinition, UnsupportedFile, file_text
-from ._retry import RetryPolicy
+from ._provider import ToolDefinition, UnsupportedFile, file_text
 from ._solution import SolutionStream, bound_schema, fit_schema, system_prompt
 from .base import (
     ErrorPart,
     FinishPart,
-    Mode,
     ModelEvent,
     ModelRequest,
     ReasoningPart,
@@ -76,7 +74,7 @@ from .base import (
     ToolChoice,
 )
 from .openai import (
-    OPENAI,
+    OpenAIClientModel,
     structured_conversation,
     tool_text,
 )
@@ -111,7 +109,7 @@ SETTING_PARAMS = {
 """``ModelSettings`` fields and the request parameters they become."""
 
 
-class OpenAIResponsesModel(ProviderModel["AsyncOpenAI", "ResponseStreamEvent"]):
+class OpenAIResponsesModel(OpenAIClientModel["ResponseStreamEvent"]):
     """An OpenAI model through the Responses API.
 
     The key comes from ``api_key`` or ``OPENAI_API_KEY``; ``base_url`` (or
@@ -120,42 +118,6 @@ class OpenAIResponsesModel(ProviderModel["AsyncOpenAI", "ResponseStreamEvent"]):
     "summary": "auto"}``, ``max_output_tokens``, ``store=False``, ``parallel_tool_calls``
     ... ``max_string`` bounds the structured-mode schema, as on ``OpenAIModel``.
     """
-
-    provider = OPENAI
-    max_string: int | None
-    """Bounds free strings in the structured-mode schema; ``None`` leaves it as it is."""
-
-    def __init__(
-        self,
-        model: str = "gpt-4o-mini",
-        *,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        mode: Mode | None = None,
-        retry: RetryPolicy | None = None,
-        timeout: float = 120.0,
-        client: AsyncOpenAI | None = None,
-        max_string: int | None = None,
-        provider: Provider | None = None,
-        **settings: Any,
-    ) -> None:
-        super().__init__(
-            model,
-            modes=(mode,) if mode else ("native", "structured"),
-            api_key=api_key,
-            base_url=base_url,
-            retry=retry,
-            timeout=timeout,
-            client=client,
-            settings=settings,
-            provider=provider,
-        )
-        self.max_string = max_string
-
-    def _make_client(self, api_key: str, base_url: str | None, timeout: float) -> AsyncOpenAI:
-        from openai import AsyncOpenAI
-
-        return AsyncOpenAI(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout)
 
     async def _open(
         self, client: AsyncOpenAI, request: ModelRequest
