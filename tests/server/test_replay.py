@@ -273,4 +273,5 @@ def test_a_long_replay_does_not_hold_other_requests(long_run: tuple[str, str]) -
     url, run_id = long_run
     answered, frames = asyncio.run(answered_while_replaying(url, run_id))
     assert frames == WORDS
-    assert answered >= 5, f"only {answered} other requests answered while it was replayed"
+    # the old code answered none; 12-15 on a quiet machine, 4 seen on a loaded one
+    assert answered >= 2, f"only {answered} other requests answered while it was replayed"
