@@ -167,6 +167,14 @@ REFUSED = [
     ("ai", ai_body(file_ui("file:///etc/passwd", "text/plain")), 400, "invalid_file"),
     ("ai", ai_body({"type": "file", "mediaType": "image/png"}), 400, "invalid_file"),
     ("ai", ai_body(file_ui("data:;base64,AAAA", "image")), 400, "unsupported_media_type"),
+    ("ai", ai_body(file_ui("data:text/html;base64,PGI+", "image/png")), 400, "invalid_file"),
+    ("ai", ai_body(file_ui("data:text/html;base64,PGI+", "image")), 400, "invalid_file"),
+    (
+        "agui",
+        agui_body({"type": "binary", "mimeType": "image/png", "url": "data:text/html,<b>"}),
+        400,
+        "invalid_file",
+    ),
     (
         "agui",
         agui_body(*[{"type": "image", "source": {"type": "url", "value": "https://e.x/a"}}] * 11),

@@ -124,15 +124,14 @@ def file_from_url(
 ) -> FilePart:
     """A part from a URL: a ``data:`` URL becomes inline data, an https URL stays a URL.
     ``media_type`` is what the client declared; a ``data:`` URL's own type fills in a
-    missing or bare one."""
+    missing or bare one, and must agree with a full one."""
     if not isinstance(url, str) or not url:
         raise _invalid(f"{where} needs a url")
     name = filename if isinstance(filename, str) and filename else None
     declared = _normal(media_type)
     if url[:5].lower() == "data:":
         own, data = _data_url(url, where)
-        kind = declared if "/" in declared else own or declared
-        return inline_file(data, kind, name, limits, where)
+        return inline_file(data, _data_type(declared, own, where), name, limits, where)
     if len(url) > MAX_URL_LENGTH:
         raise _invalid(f"{where}: the url is longer than {MAX_URL_LENGTH} characters")
     parts = urlsplit(url)
@@ -179,6 +178,17 @@ def _data_url(url: str, where: str) -> tuple[str, str]:
         return media_type, payload
     raw = unquote_to_bytes(payload)  # the percent-encoded form, e.g. data:,Hello%20world
     return media_type or "text/plain", base64.b64encode(raw).decode("ascii")
+
+
+def _data_type(declared: str, own: str, where: str) -> str:
+    """The type of a ``data:`` URL's payload: the URL's own, which the part's declared
+    type may narrow (``image`` to ``image/png``) but not contradict, so the type checked
+    against the limits is the one the payload travels under."""
+    if not own or own == declared:
+        return declared or own
+    if not declared or own.startswith(declared + "/"):
+        return own
+    raise _invalid(f"{where}: the part says {declared[:64]!r} but its data: URL says {own[:64]!r}")
 
 
 def _normal(media_type: Any) -> str:
