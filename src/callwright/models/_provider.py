@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import unicodedata
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
@@ -66,13 +67,32 @@ class UnsupportedFile(CallwrightError, ValueError):
     where only inline data is accepted)."""
 
 
+MAX_FILENAME_CHARS = 100
+"""The longest file name a model is shown; a longer one keeps its start and extension."""
+
+
+def shown_filename(part: FilePart) -> str | None:
+    """A client's file name as the model reads it: on one line, without control or
+    format characters, and bounded, so a name cannot pose as prompt text or fill it."""
+    name = "".join(
+        " " if unicodedata.category(c)[0] == "C" or unicodedata.category(c) in ("Zl", "Zp") else c
+        for c in part.filename or ""
+    )
+    name = " ".join(name.split())
+    if len(name) > MAX_FILENAME_CHARS:
+        stem, dot, ext = name.rpartition(".")
+        tail = dot + ext if stem and 0 < len(ext) <= 10 else ""
+        name = name[: MAX_FILENAME_CHARS - len(tail) - 1] + "…" + tail
+    return name or None
+
+
 def file_text(part: FilePart) -> str:
     """An inline text file as the model reads it: its name, then its text."""
     try:
         text = part.content().decode("utf-8", errors="replace")
     except ValueError as exc:  # a part built in code with bad base64
         raise UnsupportedFile(str(exc)) from None
-    return f"{part.filename or 'Attached file'}:\n{text}"
+    return f"{shown_filename(part) or 'Attached file'}:\n{text}"
 
 
 @dataclass(frozen=True, slots=True)

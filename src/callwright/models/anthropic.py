@@ -42,7 +42,15 @@ from ..messages import (
     UserMessage,
 )
 from ..usage import Usage
-from ._provider import Provider, ProviderModel, ToolDefinition, UnsupportedFile, add_turn, file_text
+from ._provider import (
+    Provider,
+    ProviderModel,
+    ToolDefinition,
+    UnsupportedFile,
+    add_turn,
+    file_text,
+    shown_filename,
+)
 from ._retry import RetryPolicy
 from ._settings import ModelSettings
 from .base import (
@@ -420,8 +428,9 @@ def file_block(part: FilePart) -> ImageBlockParam | DocumentBlockParam:
             f"Anthropic's Messages API cannot take a {part.media_type or 'file'} {how} "
             "(it takes PNG, JPEG, GIF and WebP images, PDFs and plain text)"
         )
-    if part.filename:
-        document["title"] = part.filename
+    title = shown_filename(part)
+    if title:
+        document["title"] = title
     return document
 
 

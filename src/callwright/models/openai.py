@@ -53,7 +53,14 @@ from ..messages import (
     UserMessage,
 )
 from ..usage import Usage
-from ._provider import Provider, ProviderModel, ToolDefinition, UnsupportedFile, file_text
+from ._provider import (
+    Provider,
+    ProviderModel,
+    ToolDefinition,
+    UnsupportedFile,
+    file_text,
+    shown_filename,
+)
 from ._retry import RetryPolicy
 from ._solution import SolutionStream, bound_schema, conversation, fit_schema, system_prompt
 from .base import (
@@ -472,7 +479,7 @@ def file_part(part: FilePart) -> ChatCompletionContentPartParam:
     if part.top_type == "image":
         return {"type": "image_url", "image_url": {"url": part.data_url()}}
     if part.data is not None and part.media_type == "application/pdf":
-        filename = part.filename or "document.pdf"
+        filename = shown_filename(part) or "document.pdf"
         return {"type": "file", "file": {"filename": filename, "file_data": part.data_url()}}
     if part.data is not None and part.top_type == "text":
         return {"type": "text", "text": file_text(part)}

@@ -59,7 +59,7 @@ from ..messages import (
     UserMessage,
 )
 from ..usage import Usage
-from ._provider import ToolDefinition, UnsupportedFile, file_text
+from ._provider import ToolDefinition, UnsupportedFile, file_text, shown_filename
 from ._solution import SolutionStream, bound_schema, fit_schema, system_prompt
 from .base import (
     ErrorPart,
@@ -440,7 +440,7 @@ def input_part(part: FilePart) -> ResponseInputContentParam:
     if part.media_type == "application/pdf":
         if part.url is not None:
             return {"type": "input_file", "file_url": part.url}
-        filename = part.filename or "document.pdf"
+        filename = shown_filename(part) or "document.pdf"
         return {"type": "input_file", "filename": filename, "file_data": part.data_url()}
     if part.data is not None and part.top_type == "text":
         return {"type": "input_text", "text": file_text(part)}
