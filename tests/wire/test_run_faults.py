@@ -60,6 +60,8 @@ def script(request: ModelRequest) -> list[Any]:
             call("remove", {"path": "/a"}, id="call_same"),
             call("remove", {"path": "/b"}, id="call_same"),
         ]
+    if word == "odd":  # an id no client can send back
+        return [call("remove", {"path": "/c"}, id="call 1\n<x>")]
     if word == "again":  # an id the conversation used before
         return [call("echo", {"word": "x"}, id="call_same")]
     if word == "who":
@@ -151,6 +153,35 @@ def test_calls_that_repeat_an_id_each_get_their_own_id_approval_and_result(
     history = journal.history(thread, "alice")
     answered = [m.call_id for m in history if isinstance(m, ToolResultMessage)]
     assert len(answered) == len(set(answered)) == 3
+
+
+def test_a_call_id_a_client_cannot_send_back_is_replaced_and_the_approval_goes_through(
+    served: tuple[str, SQLJournal],
+) -> None:
+    url, journal = served
+    thread = f"t-odd-{uuid.uuid4().hex[:6]}"
+    question = ui_user("odd", "u-odd")
+    body = {"id": thread, "messages": [question], "trigger": "submit-message"}
+    first = httpx.post(url + "/api/chat", json=body, headers=ALICE, timeout=30)
+    assert first.status_code == 200, first.text
+    chunks = frames(first.text.replace("data: [DONE]", ""))
+    (asked,) = [c for c in chunks if c["type"] == "tool-approval-request"]
+    call_id = asked["toolCallId"]
+    assert call_id.startswith("call_") and " " not in call_id
+    part = {
+        "type": "tool-remove",
+        "toolCallId": call_id,
+        "state": "approval-responded",
+        "input": {"path": "/c"},
+        "approval": {"id": asked["approvalId"], "approved": True},
+    }
+    answer = {"id": "a-odd", "role": "assistant", "parts": [part]}
+    text = chat(url, thread, [question, answer])
+    assert text == f"Done: {call_id}=removed /c"
+    answered = [
+        m.call_id for m in journal.history(thread, "alice") if isinstance(m, ToolResultMessage)
+    ]
+    assert answered == [call_id]
 
 
 # --- 2. a message sent again -------------------------------------------------------------

@@ -8,6 +8,7 @@ toolbox, the limits, the output spec, the state's instances) and returns a
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections.abc import AsyncIterator, Sequence, Set
 from dataclasses import dataclass, field
@@ -51,6 +52,9 @@ from ..tool import Tool
 from ..toolbox import Toolbox
 from ..usage import Usage
 from ._types import Limits, OutputSpec, RunSettings, StepInfo, new_id
+
+_SENDABLE = re.compile(r"[A-Za-z0-9._:-]{1,128}")
+"""The call ids both wires take back from a client (``wire._common.client_id``)."""
 
 
 class Composer:
@@ -290,8 +294,9 @@ class ModelTurn:
         events = [e for e in (self._close_text(), self._close_reasoning()) if e is not None]
         tool = self._toolbox.get(part.name)
         call_id = part.call_id
-        if call_id in self._calls or call_id in self._used_ids:
-            # a repeated id would answer two calls with one result: this one gets its own
+        if call_id in self._calls or call_id in self._used_ids or not _SENDABLE.fullmatch(call_id):
+            # a repeated id would answer two calls with one result, and one a client cannot
+            # send back (``call 1``) would end the conversation: this one gets its own
             call_id = new_id("call")
         self._ids[part.call_id] = call_id
         call = Call(call_id, part.name, len(self._calls), tool, message_id=self.message_id)
