@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import psycopg
 import pytest
 
 from callwright import Agent, tool
@@ -93,6 +94,21 @@ class FailingWrite(SQLiteJournal):
         if status == "started" and self.armed:
             self.armed = False
             raise sqlite3.OperationalError("database or disk is full")
+        super().mark_operation(segment, call_id, status, output, events)
+
+
+class UnreachableDatabase(SQLiteJournal):
+    """A journal whose write of a tool's ``started`` row fails as a refused Postgres
+    connection does, its text naming the database's address."""
+
+    def mark_operation(
+        self, segment: Segment, call_id: str, status: str, output: Any = None, events: Any = ()
+    ) -> None:
+        if status == "started":
+            raise psycopg.OperationalError(
+                'connection failed: connection to server at "10.20.30.40", port 6543 failed: '
+                "Connection refused"
+            )
         super().mark_operation(segment, call_id, status, output, events)
 
 
@@ -207,6 +223,17 @@ def test_a_failed_write_before_a_tool_starts_means_the_tool_does_not_run(
         ToolResultMessage,
         AssistantMessage,
     ]
+
+
+def test_a_database_error_mid_run_names_its_type_and_not_the_databases_address(
+    serve: Any, tmp_path: Path
+) -> None:
+    url = serve(UnreachableDatabase(str(tmp_path / "runs.db")))
+    events = frames(post(url, "t-addr", "produce draft").text)
+    last = events[-1]
+    assert last["type"] == "RUN_ERROR" and last["code"] == "journal_unavailable", last
+    assert "OperationalError" in last["message"]
+    assert "10.20.30.40" not in last["message"] and "6543" not in last["message"]
 
 
 def test_event_logs_past_retention_are_deleted(serve: Any, journal_target: str) -> None:

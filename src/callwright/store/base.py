@@ -41,6 +41,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import sqlite3
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
@@ -81,7 +82,10 @@ class JournalUnavailable(CallwrightError):
     held too long): the run stops with this message instead of going on unrecorded."""
 
     def __init__(self, cause: BaseException) -> None:
-        detail = str(cause) or type(cause).__name__
+        # SQLite's text speaks of the local file ("database or disk is full"); a network
+        # driver's names the database's host and port, which a client must not see
+        local = isinstance(cause, sqlite3.Error) and str(cause)
+        detail = str(cause) if local else type(cause).__name__
         self.message = f"the run journal could not be written ({detail}); the run was stopped"
         super().__init__(self.message)
         self.cause = cause
