@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import shutil
 import stat
 import tempfile
 import time
 from pathlib import Path
 
+import httpx
 import pytest
 
 from callwright import Agent, Decision
@@ -16,6 +19,8 @@ from callwright.call import InvalidArgs, ToolError
 from callwright.demo import Sandbox, demo_tools, evaluate, make_count_slowly
 from callwright.events import ApprovalRequested, RunFinished, ToolCallResult, ToolProgress
 from callwright.models import ScriptedModel, call
+from callwright.server import create_app
+from live_server import Server
 
 
 def tools_by_name(folder: Path, step: float = 1.0) -> dict:
@@ -298,3 +303,69 @@ async def test_file_errors_never_name_the_servers_paths(tmp_path: Path) -> None:
     with pytest.raises(ToolError) as info:
         await tool.executor({"path": "folder", "content": "x"}, None)
     assert "folder" in info.value.message and str(tmp_path) not in info.value.message
+
+
+class RacingSandbox(Sandbox):
+    """A sandbox whose folder ``notes`` another process swaps for a symlink to
+    ``outside`` just after each path is resolved: the resolve-then-open race, made
+    certain."""
+
+    def __init__(self, root: Path, outside: Path) -> None:
+        super().__init__(root)
+        self.outside = outside
+
+    def resolve(self, path: str) -> Path:
+        target = super().resolve(path)
+        notes = self.root / "notes"
+        if notes.is_dir() and not notes.is_symlink():
+            shutil.rmtree(notes)
+            notes.symlink_to(self.outside, target_is_directory=True)
+        return target
+
+
+def racing(tmp_path: Path) -> tuple[RacingSandbox, Path]:
+    box, outside = tmp_path / "box", tmp_path / "outside"
+    (box / "notes").mkdir(parents=True)
+    (box / "notes" / "a.txt").write_text("inside")
+    outside.mkdir()
+    (outside / "a.txt").write_text("top secret")
+    return RacingSandbox(box, outside), outside
+
+
+def test_a_symlink_swapped_in_after_resolve_is_not_read_through_over_http(
+    tmp_path: Path,
+) -> None:
+    sandbox, _ = racing(tmp_path)
+    model = ScriptedModel([[call("read_file", {"path": "notes/a.txt"})], ["done"]])
+    with Server(create_app(Agent(model, demo_tools(sandbox)))) as server:
+        body = {
+            "threadId": "t-race",
+            "runId": "r-race",
+            "messages": [{"id": "u1", "role": "user", "content": "read notes/a.txt"}],
+            "tools": [],
+            "context": [],
+            "state": {},
+            "forwardedProps": {},
+        }
+        response = httpx.post(server.url + "/agui", json=body, timeout=30)
+    assert response.status_code == 200, response.text
+    frames = [json.loads(b[6:]) for b in response.text.split("\n\n") if b.startswith("data: ")]
+    (result,) = [f for f in frames if f["type"] == "TOOL_CALL_RESULT"]
+    assert "top secret" not in response.text
+    assert "symbolic links" in result["content"] or "not a directory" in result["content"]
+
+
+async def test_a_symlink_swapped_in_after_resolve_is_not_written_through(tmp_path: Path) -> None:
+    sandbox, outside = racing(tmp_path)
+    write = {t.name: t for t in demo_tools(sandbox)}["write_file"]
+    model = ScriptedModel([[call("write_file", {"path": "notes/a.txt", "content": "B"})], ["ok"]])
+    agent = Agent(model, [write])
+    first = agent.start("write")
+    asked = [e async for e in first.events() if isinstance(e, ApprovalRequested)]
+    assert first.result is not None
+    second = agent.start(
+        messages=first.result.messages, decisions={e.call_id: Decision(True) for e in asked}
+    )
+    results = [e async for e in second.events() if isinstance(e, ToolCallResult)]
+    assert [r.state for r in results] == ["output-error"]
+    assert (outside / "a.txt").read_text() == "top secret"

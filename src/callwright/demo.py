@@ -312,6 +312,32 @@ class Sandbox:
             raise ToolError(f"refused: {path!r} is outside the sandbox folder")
         return target
 
+    def open(self, target: Path, flags: int) -> int:
+        """A descriptor for ``target`` (a path ``resolve`` returned), opened one folder at a
+        time from the sandbox's own with ``O_NOFOLLOW``: a symlink another process puts
+        in its way after ``resolve`` is refused, never followed out of the sandbox.
+        Folders on the way are made when ``flags`` create the file."""
+        root = self.ensure()
+        parts = target.relative_to(root).parts
+        if not parts:
+            raise ToolError("give a file name inside the sandbox")
+        if os.open not in os.supports_dir_fd:  # no openat (Windows): resolve's check only
+            if flags & os.O_CREAT:
+                target.parent.mkdir(parents=True, exist_ok=True)
+            return os.open(target, flags, 0o644)
+        folder = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            for part in parts[:-1]:
+                if flags & os.O_CREAT:
+                    with contextlib.suppress(FileExistsError):
+                        os.mkdir(part, 0o755, dir_fd=folder)
+                inner = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=folder)
+                os.close(folder)
+                folder = inner
+            return os.open(parts[-1], flags | os.O_NOFOLLOW, 0o644, dir_fd=folder)
+        finally:
+            os.close(folder)
+
 
 def _reason(exc: BaseException) -> str:
     """Why an OS call failed, without the absolute path its message would carry."""
@@ -344,7 +370,7 @@ def file_tools(sandbox: Sandbox) -> list[Tool]:
         if not target.is_file():
             raise ToolError(f"no file named {path!r} in the sandbox")
         try:
-            with target.open("rb") as file:
+            with os.fdopen(sandbox.open(target, os.O_RDONLY), "rb") as file:
                 data = file.read(MAX_FILE_BYTES)
         except OSError as exc:
             raise ToolError(f"cannot read {path!r}: {_reason(exc)}") from None
@@ -365,8 +391,9 @@ def file_tools(sandbox: Sandbox) -> list[Tool]:
         if len(content.encode()) > MAX_FILE_BYTES:
             raise InvalidArgs(f"content is too long ({MAX_FILE_BYTES} bytes at most)")
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(content)
+            created = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+            with os.fdopen(sandbox.open(target, created), "w", encoding="utf-8") as file:
+                file.write(content)
         except OSError as exc:
             raise ToolError(f"cannot write {path!r}: {_reason(exc)}") from None
         return f"wrote {len(content)} characters to {path}"
