@@ -41,7 +41,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import sqlite3
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
@@ -82,13 +81,22 @@ class JournalUnavailable(CallwrightError):
     held too long): the run stops with this message instead of going on unrecorded."""
 
     def __init__(self, cause: BaseException) -> None:
-        # SQLite's text speaks of the local file ("database or disk is full"); a network
-        # driver's names the database's host and port, which a client must not see
-        local = isinstance(cause, sqlite3.Error) and str(cause)
-        detail = str(cause) if local else type(cause).__name__
+        shown = str(cause) and not _names_the_server(cause)
+        detail = str(cause) if shown else type(cause).__name__
         self.message = f"the run journal could not be written ({detail}); the run was stopped"
         super().__init__(self.message)
         self.cause = cause
+
+
+def _names_the_server(cause: BaseException) -> bool:
+    """Whether the text of ``cause`` may name the database server's host and port, which
+    a client must not see: a Postgres driver error's does (SQLite's speaks of the local
+    file, "database or disk is full"; the journal's own say what happened)."""
+    try:
+        import psycopg
+    except ImportError:
+        return False
+    return isinstance(cause, psycopg.Error)
 
 
 @dataclass(frozen=True, slots=True)
