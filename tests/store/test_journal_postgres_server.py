@@ -211,3 +211,34 @@ def test_a_postgres_frozen_mid_run_ends_the_run_with_journal_unavailable(
         assert str(postgres_url.server.port) not in json.dumps(events)
         assert said(post(server.url, "t-mid-after", "back")) == "You said: back"
     journal.close()
+
+
+def test_a_postgres_stopped_mid_run_ends_the_run_without_its_address(
+    database: str, postgres_url: PostgresUrl
+) -> None:
+    """Stopped while the model streams its reply: the run ends with ``RUN_ERROR``
+    ``journal_unavailable`` naming the driver's error type, never the database's host or
+    port (a client must not learn where the database is)."""
+    journal = PostgresJournal(database, busy_seconds=1, statement_seconds=1)
+    model = ScriptedModel(script, record=False, split_text=True, delay=0.3)
+    with Server(create_app(Agent(model), journal=journal)) as server:
+        body = agui("t-gone", "one two three four five six")
+        events: list[dict[str, Any]] = []
+        stopped = False
+        try:
+            with httpx.stream("POST", server.url + "/agui", json=body, timeout=60) as response:
+                for line in response.iter_lines():
+                    if not line.startswith("data: "):
+                        continue
+                    events.append(json.loads(line[6:]))
+                    if events[-1]["type"] == "TEXT_MESSAGE_CONTENT" and not stopped:
+                        postgres_url.stop()
+                        stopped = True
+        finally:
+            if stopped:
+                postgres_url.start()
+        last = events[-1]
+        assert last["type"] == "RUN_ERROR" and last["code"] == "journal_unavailable", last
+        assert "127.0.0.1" not in last["message"], last
+        assert str(postgres_url.server.port) not in last["message"], last
+    journal.close()
