@@ -25,7 +25,13 @@ from starlette.requests import Request
 from .._threads import ToolThreads
 from ..run import json_depth
 from ..wire import FileLimits, RunInput, WireError, agui, aisdk
-from ..wire._common import MAX_CLIENT_TOOLS, MAX_MESSAGES, MAX_PARTS
+from ..wire._common import (
+    MAX_CLIENT_TOOLS,
+    MAX_MESSAGES,
+    MAX_PARTS,
+    MAX_SCHEMA_VALUES,
+    MAX_STATE_VALUES,
+)
 
 T = TypeVar("T")
 
@@ -57,6 +63,13 @@ class ServerLimits:
     max_parts: int = MAX_PARTS
     """The most parts a request's messages may hold in all: AI SDK parts, AG-UI content
     parts and tool calls (413 ``too_many_parts`` beyond, before any is decoded)."""
+    max_state_values: int = MAX_STATE_VALUES
+    """The most JSON values (object entries and list items, at any depth) AG-UI ``state``
+    or ``forwardedProps`` may hold, each (413 ``state_too_large`` beyond, before the run
+    starts): the run copies, journals and sends back its state on the event loop."""
+    max_schema_values: int = MAX_SCHEMA_VALUES
+    """The most JSON values one front-end tool's ``parameters`` schema may hold, enum
+    entries included (413 ``schema_too_large`` beyond, before any tool is decoded)."""
     body_seconds: float = 30.0
     """The longest a request body may take to arrive, all of it (408 ``body_timeout``
     beyond): a client sending a byte now and then holds a connection no longer. How
@@ -106,6 +119,8 @@ async def decode_agui(body: dict[str, Any], limits: ServerLimits) -> RunInput:
             max_messages=limits.max_messages,
             max_tools=limits.max_client_tools,
             max_parts=limits.max_parts,
+            max_state_values=limits.max_state_values,
+            max_schema_values=limits.max_schema_values,
         )
     )
 
@@ -119,6 +134,7 @@ async def decode_chat(body: dict[str, Any], limits: ServerLimits) -> RunInput:
             max_messages=limits.max_messages,
             max_tools=limits.max_client_tools,
             max_parts=limits.max_parts,
+            max_schema_values=limits.max_schema_values,
         )
     )
 
