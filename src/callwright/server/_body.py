@@ -54,6 +54,10 @@ class ServerLimits:
     """The most messages a request may carry (413 ``too_many_messages`` beyond)."""
     max_json_depth: int = 64
     """The deepest nesting of the request body (400 beyond)."""
+    max_json_containers: int = 200_000
+    """The most objects and lists the request body may hold, bounded by its count of ``{``
+    and ``[`` before it is parsed, strings included (413 ``too_many_values`` beyond):
+    parsing millions of them wakes the garbage collector, which holds every thread."""
     files: FileLimits = field(default_factory=FileLimits)
     """Files and images in user messages: size, count and media types (raise
     ``max_body_bytes`` with ``files.max_file_bytes``: base64 adds a third)."""
@@ -149,6 +153,10 @@ def _parse(data: bytes, limits: ServerLimits) -> dict[str, Any]:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise WireError("the request body is not valid UTF-8", "invalid_utf8") from None
+    containers = data.count(b"{") + data.count(b"[")
+    if containers > limits.max_json_containers:
+        message = f"the request body holds more than {limits.max_json_containers} objects and lists"
+        raise WireError(message, "too_many_values", 413)
     try:
         body = json.loads(text)
     except RecursionError:
