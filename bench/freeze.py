@@ -98,6 +98,23 @@ def pending_calls(n: int) -> Body:
     return body
 
 
+def heavy_tools(n: int, properties: int) -> list[Any]:
+    """Tools whose schemas cost real work to check and compile: patterns."""
+    return [
+        {
+            "name": f"heavy_{i}",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    f"f{j}": {"type": "string", "pattern": f"^[a-z]{{1,{j % 9 + 1}}}-{i}-{j}$"}
+                    for j in range(properties)
+                },
+            },
+        }
+        for i in range(n)
+    ]
+
+
 def enum_tool(n: int) -> Body:
     schema = {"type": "object", "properties": {"x": {"enum": list(range(n))}}}
     return agui(tools=[{"name": "pick", "parameters": schema}])
@@ -119,8 +136,26 @@ SHAPES: dict[str, Callable[[], Body | bytes]] = {
     "a 500,000-value enum": lambda: enum_tool(500_000),
     "one 4 MiB string": lambda: agui("x" * (4 * 1024 * 1024 - 400)),
     "1M-deep nesting": lambda: b'{"messages": ' + b"[" * 1_000_000 + b"]" * 1_000_000 + b"}",
+    # at the limits: the most work a body may still cause
+    "at the limit: 149,000 numbers in forwardedProps": lambda: agui(
+        forwardedProps={"x": [1] * 149_000}
+    ),
+    "at the limit: 10,000 state keys, new thread": lambda: agui(
+        state={f"k{i}": i for i in range(10_000)}
+    ),
+    "at the limit: 128 tools of 100 patterned fields": lambda: agui(tools=heavy_tools(128, 100)),
+    "at the limit: 20,000 AI SDK text parts": lambda: chat(
+        [{"type": "text", "text": "w"}] * 20_000
+    ),
+    "at the limit: 29 tools of a 4,996-value enum": lambda: agui(
+        tools=[{**enum_tool(4_996)["tools"][0], "name": f"e{i}"} for i in range(29)]
+    ),
 }
-ENDPOINT = {"100,000 AI SDK tools": "/api/chat", "190,000 step-start parts": "/api/chat"}
+ENDPOINT = {
+    "100,000 AI SDK tools": "/api/chat",
+    "190,000 step-start parts": "/api/chat",
+    "at the limit: 20,000 AI SDK text parts": "/api/chat",
+}
 REPLAY = f"replay of a {REPLAY_WORDS // 1000}k-frame run"
 
 
