@@ -273,16 +273,18 @@ async def main_async(names: Sequence[str], url: str, repeats: int) -> list[str]:
         await http.post("/api/chat", json=chat())
     rows = []
     for name in names:
-        if name == REPLAY:
-            send = await replay_send(url)
-        elif name == BASELINE:
-            send = idle
-        else:
-            send = post(ENDPOINT.get(name, "/agui"), SHAPES[name]())
-        runs = []
-        for _ in range(repeats):
+        runs, outcomes = [], []
+        for _ in range(repeats):  # a new body (new ids) each time
+            if name == REPLAY:
+                send = await replay_send(url)
+            elif name == BASELINE:
+                send = idle
+            else:
+                send = post(ENDPOINT.get(name, "/agui"), SHAPES[name]())
             latencies, outcome = await probe_while(url, send)
             runs.append(latencies)
+            outcomes.append(outcome)
+        outcome = " / ".join(dict.fromkeys(outcomes))
         rows.append(row(name, runs, outcome))
         print(rows[-1], flush=True)
     return rows
