@@ -9,7 +9,9 @@ checks and validator cost ~150 µs at the least, and much more with patterns), s
 runs off the event loop, on a pool of its own of ``DECODE_THREADS`` threads: other
 requests are answered meanwhile, and a flood of large bodies queues there instead of
 taking every core. The counts of what a body holds are checked before any of it is
-decoded.
+decoded. Parsing itself cannot be moved out of the way: ``json.loads`` is one call that
+holds every thread, so the body's values are bounded before it, from a count of its bytes
+(``ServerLimits.max_json_values``).
 """
 
 from __future__ import annotations
