@@ -171,17 +171,88 @@ def chat(text: str, tools: list[Any]) -> dict[str, Any]:
 @pytest.mark.parametrize("endpoint", ["/agui", "/api/chat"])
 def test_too_many_client_tools_are_refused_before_any_is_decoded(url: str, endpoint: str) -> None:
     """110,000 minimal tools (1.6 MB, within the body limit) used to be decoded on the
-    event loop for 12–18 s, then run; 129 ran. Now both are 413 ``too_many_tools``; 128
-    (the default ``ServerLimits.max_client_tools``) still run."""
+    event loop for 12–18 s, then run; 129 ran. Now 110,000 are refused before the body is
+    parsed (413 ``too_many_values``: more commas and brackets than
+    ``ServerLimits.max_json_values``), 129 before any is decoded (413 ``too_many_tools``);
+    128 (the default ``ServerLimits.max_client_tools``) still run."""
     make = body if endpoint == "/agui" else chat
     with httpx.Client(base_url=url, timeout=120) as http:
-        for n in (110_000, 129):
-            refused = http.post(endpoint, json=make("hello", minimal_tools(n)))
-            assert refused.status_code == 413, refused.text[:300]
-            error = refused.json()["error"]
-            assert error["code"] == "too_many_tools" and f"({n} > 128)" in error["message"]
+        refused = http.post(endpoint, json=make("hello", minimal_tools(110_000)))
+        assert refused.status_code == 413, refused.text[:300]
+        assert refused.json()["error"]["code"] == "too_many_values"
+        refused = http.post(endpoint, json=make("hello", minimal_tools(129)))
+        assert refused.status_code == 413, refused.text[:300]
+        error = refused.json()["error"]
+        assert error["code"] == "too_many_tools" and "(129 > 128)" in error["message"]
         served = http.post(endpoint, json=make("hello", minimal_tools(128)))
         assert served.status_code == 200 and "Hi." in served.text
+
+
+def refusal(url: str, endpoint: str, payload: dict[str, Any]) -> tuple[int, str, str]:
+    with httpx.Client(base_url=url, timeout=120) as http:
+        r = http.post(endpoint, json=payload)
+    error = r.json()["error"] if r.status_code != 200 else {"code": "", "message": ""}
+    return r.status_code, error["code"], error["message"]
+
+
+def enum_tool(values: int) -> list[dict[str, Any]]:
+    schema = {"type": "object", "properties": {"x": {"enum": list(range(values))}}}
+    return [{"name": "pick", "parameters": schema}]
+
+
+BIG_SHAPES = {
+    "1.39M empty lists in forwardedProps": (
+        "/agui",
+        lambda: {**body("hi"), "forwardedProps": {"x": [[]] * 1_390_000}},
+    ),
+    "230,000 state keys": (
+        "/agui",
+        lambda: {**body("hi"), "state": {f"k{i}": i for i in range(230_000)}},
+    ),
+    "190,000 step-start parts": (
+        "/api/chat",
+        lambda: {
+            **chat("hi", []),
+            "messages": [{"id": "m", "role": "user", "parts": [{"type": "step-start"}] * 190_000}],
+        },
+    ),
+    "a 500,000-value enum": ("/agui", lambda: body("hi", enum_tool(500_000))),
+}
+
+
+@pytest.mark.parametrize("shape", BIG_SHAPES)
+def test_a_body_of_too_many_values_is_refused_before_it_is_parsed(url: str, shape: str) -> None:
+    """The issue's shapes within 4 MiB that held the event loop 0.4–1.7 s (parsing them is
+    one call that holds every thread; millions of lists wake the garbage collector too):
+    now 413 ``too_many_values`` from a count of their bytes, before ``json.loads``."""
+    endpoint, make = BIG_SHAPES[shape]
+    status, code, message = refusal(url, endpoint, make())
+    assert (status, code) == (413, "too_many_values")
+    assert "more than 150000 values" in message
+
+
+@pytest.mark.parametrize("field", ["state", "forwardedProps"])
+def test_state_and_forwarded_props_of_too_many_values_are_refused(url: str, field: str) -> None:
+    """The run copies, journals and sends back its state on the event loop, a few
+    microseconds a value: beyond ``ServerLimits.max_state_values`` (10,000, nested values
+    included) it is 413 ``state_too_large``; at the limit it runs."""
+    nested = {f"k{i}": [i] for i in range(5_001)}  # 5,001 entries + 5,001 items
+    status, code, message = refusal(url, "/agui", {**body("hello"), field: nested})
+    assert (status, code) == (413, "state_too_large") and field in message
+    at_limit = {f"k{i}": [i] for i in range(5_000)}
+    status, code, _ = refusal(url, "/agui", {**body("hello"), field: at_limit})
+    assert status == 200
+
+
+@pytest.mark.parametrize("endpoint", ["/agui", "/api/chat"])
+def test_a_client_tool_schema_of_too_many_values_is_refused(url: str, endpoint: str) -> None:
+    """5,000 values at most in one tool's schema (``ServerLimits.max_schema_values``; here
+    4 + the enum's): a schema is checked, compiled and sent to the model on every turn."""
+    make = body if endpoint == "/agui" else chat
+    status, code, message = refusal(url, endpoint, make("hello", enum_tool(4_997)))
+    assert (status, code) == (413, "schema_too_large") and "'pick'" in message
+    status, _, _ = refusal(url, endpoint, make("hello", enum_tool(4_996)))
+    assert status == 200
 
 
 async def answered_while_decoding(url: str, bad: dict[str, Any]) -> tuple[int, str]:
@@ -219,10 +290,24 @@ async def answered_while_decoding(url: str, bad: dict[str, Any]) -> tuple[int, s
 def test_a_request_at_the_limit_with_heavy_schemas_does_not_hold_other_requests(
     url: str,
 ) -> None:
-    """128 client tools with 200 patterned fields each (1.5 MB): their checks and
+    """128 client tools with 100 patterned fields each (0.7 MB): their checks and
     validators took 2–3 s of the event loop, and no other request was answered until
     they were done. Now they are decoded off the loop, and other requests are answered
     while they are (compared by order, not by time)."""
-    answered, text = asyncio.run(answered_while_decoding(url, body("hello", heavy_tools(128))))
+    answered, text = asyncio.run(answered_while_decoding(url, body("hello", heavy_tools(128, 100))))
     assert "Hi." in text
     assert answered >= 10, f"only {answered} other requests answered while it was decoded"
+
+
+def test_many_forged_pending_calls_do_not_hold_other_requests(url: str) -> None:
+    """An assistant turn with 10,001 unanswered calls (within ``max_parts``): the run
+    settles them, and other requests are answered meanwhile (by order, not by time)."""
+    calls = [
+        {"id": f"c{i}", "type": "function", "function": {"name": "pick", "arguments": "{}"}}
+        for i in range(10_001)
+    ]
+    bad = body("hello", [PICK])
+    bad["messages"].append({"id": "a_forged", "role": "assistant", "toolCalls": calls})
+    answered, text = asyncio.run(answered_while_decoding(url, bad))
+    assert "RUN_FINISHED" in text or "RUN_ERROR" in text
+    assert answered >= 2, f"only {answered} other requests answered while it was decoded"

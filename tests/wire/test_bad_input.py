@@ -65,8 +65,18 @@ def make_agent() -> Agent:
 
 
 LIMITS = ServerLimits(
-    max_body_bytes=64 * 1024, max_messages=50, max_json_depth=40, max_client_tools=4, max_parts=30
+    max_body_bytes=64 * 1024,
+    max_messages=50,
+    max_json_depth=40,
+    max_client_tools=4,
+    max_parts=30,
+    max_json_values=5_000,
+    max_state_values=20,
+    max_schema_values=30,
 )
+MANY_LISTS = {"x": [[]] * 6_000}
+WIDE_STATE = {f"k{i}": i for i in range(21)}
+ENUM_TOOL = [{"name": "pick", "parameters": {"properties": {"x": {"enum": list(range(30))}}}}]
 
 
 @dataclass
@@ -376,6 +386,24 @@ CASES = [
     ),
     Case("agui resume not a list", "/agui", agui_with(resume={"x": 1}), 400, "invalid_request"),
     Case(
+        "agui too many values",
+        "/agui",
+        agui_with(forwardedProps=MANY_LISTS),
+        413,
+        "too_many_values",
+    ),
+    Case("agui state too large", "/agui", agui_with(state=WIDE_STATE), 413, "state_too_large"),
+    Case(
+        "agui forwardedProps too large",
+        "/agui",
+        agui_with(forwardedProps=WIDE_STATE),
+        413,
+        "state_too_large",
+    ),
+    Case(
+        "agui tool schema too large", "/agui", agui_with(tools=ENUM_TOOL), 413, "schema_too_large"
+    ),
+    Case(
         "agui resume without interruptId",
         "/agui",
         agui_with(resume=[{"status": "resolved"}]),
@@ -498,6 +526,20 @@ CASES = [
         lambda e: chat("c-parts", None, MANY_PARTS),
         413,
         "too_many_parts",
+    ),
+    Case(
+        "chat too many values",
+        "/api/chat",
+        lambda e: {**chat("c-values"), "messages": [{"role": "user", "parts": [{}] * 6_000}]},
+        413,
+        "too_many_values",
+    ),
+    Case(
+        "chat tool schema too large",
+        "/api/chat",
+        lambda e: {**chat("c-schema"), "tools": ENUM_TOOL},
+        413,
+        "schema_too_large",
     ),
     Case(
         "chat client tool shadows a server tool",

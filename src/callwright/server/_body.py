@@ -9,7 +9,9 @@ checks and validator cost ~150 µs at the least, and much more with patterns), s
 runs off the event loop, on a pool of its own of ``DECODE_THREADS`` threads: other
 requests are answered meanwhile, and a flood of large bodies queues there instead of
 taking every core. The counts of what a body holds are checked before any of it is
-decoded.
+decoded. Parsing itself cannot be moved out of the way: ``json.loads`` is one call that
+holds every thread, so the body's values are bounded before it, from a count of its bytes
+(``ServerLimits.max_json_values``).
 """
 
 from __future__ import annotations
@@ -25,7 +27,13 @@ from starlette.requests import Request
 from .._threads import ToolThreads
 from ..run import json_depth
 from ..wire import FileLimits, RunInput, WireError, agui, aisdk
-from ..wire._common import MAX_CLIENT_TOOLS, MAX_MESSAGES, MAX_PARTS
+from ..wire._common import (
+    MAX_CLIENT_TOOLS,
+    MAX_MESSAGES,
+    MAX_PARTS,
+    MAX_SCHEMA_VALUES,
+    MAX_STATE_VALUES,
+)
 
 T = TypeVar("T")
 
@@ -48,6 +56,13 @@ class ServerLimits:
     """The most messages a request may carry (413 ``too_many_messages`` beyond)."""
     max_json_depth: int = 64
     """The deepest nesting of the request body (400 beyond)."""
+    max_json_values: int = 150_000
+    """The most JSON values the request body may hold, bounded before it is parsed by its
+    count of ``,``, ``{`` and ``[`` bytes, those inside strings included (413
+    ``too_many_values`` beyond). Parsing is one call that holds every thread, about
+    0.5 µs a value (and far more for millions of lists, which wake the garbage
+    collector): 150,000 keep it under ~100 ms. Text with that many commas (a large CSV
+    pasted into a message) needs a higher limit."""
     files: FileLimits = field(default_factory=FileLimits)
     """Files and images in user messages: size, count and media types (raise
     ``max_body_bytes`` with ``files.max_file_bytes``: base64 adds a third)."""
@@ -57,6 +72,13 @@ class ServerLimits:
     max_parts: int = MAX_PARTS
     """The most parts a request's messages may hold in all: AI SDK parts, AG-UI content
     parts and tool calls (413 ``too_many_parts`` beyond, before any is decoded)."""
+    max_state_values: int = MAX_STATE_VALUES
+    """The most JSON values (object entries and list items, at any depth) AG-UI ``state``
+    or ``forwardedProps`` may hold, each (413 ``state_too_large`` beyond, before the run
+    starts): the run copies, journals and sends back its state on the event loop."""
+    max_schema_values: int = MAX_SCHEMA_VALUES
+    """The most JSON values one front-end tool's ``parameters`` schema may hold, enum
+    entries included (413 ``schema_too_large`` beyond, before any tool is decoded)."""
     body_seconds: float = 30.0
     """The longest a request body may take to arrive, all of it (408 ``body_timeout``
     beyond): a client sending a byte now and then holds a connection no longer. How
@@ -106,6 +128,8 @@ async def decode_agui(body: dict[str, Any], limits: ServerLimits) -> RunInput:
             max_messages=limits.max_messages,
             max_tools=limits.max_client_tools,
             max_parts=limits.max_parts,
+            max_state_values=limits.max_state_values,
+            max_schema_values=limits.max_schema_values,
         )
     )
 
@@ -119,6 +143,7 @@ async def decode_chat(body: dict[str, Any], limits: ServerLimits) -> RunInput:
             max_messages=limits.max_messages,
             max_tools=limits.max_client_tools,
             max_parts=limits.max_parts,
+            max_schema_values=limits.max_schema_values,
         )
     )
 
@@ -133,6 +158,10 @@ def _parse(data: bytes, limits: ServerLimits) -> dict[str, Any]:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise WireError("the request body is not valid UTF-8", "invalid_utf8") from None
+    values = data.count(b",") + data.count(b"{") + data.count(b"[")
+    if values > limits.max_json_values:
+        message = f"the request body holds more than {limits.max_json_values} values"
+        raise WireError(message, "too_many_values", 413)
     try:
         body = json.loads(text)
     except RecursionError:

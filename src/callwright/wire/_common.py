@@ -123,12 +123,40 @@ each costs a schema check and a validator, so their number is bounded before eit
 MAX_PARTS = 20_000
 """The most parts a request's messages may hold in all (``ServerLimits.max_parts``): AI
 SDK parts, AG-UI content parts and tool calls."""
+MAX_STATE_VALUES = 10_000
+"""The most JSON values AG-UI ``state`` or ``forwardedProps`` may hold, each, at any depth
+(``ServerLimits.max_state_values``): the run copies, journals and sends its state back on
+the event loop, a few microseconds a value."""
+MAX_SCHEMA_VALUES = 5_000
+"""The most JSON values one client tool's ``parameters`` schema may hold, enum entries
+included (``ServerLimits.max_schema_values``): the schema is checked, compiled and sent to
+the model on every turn."""
 
 
 def check_count(items: Any, most: int, what: str, code: str) -> None:
     """Refuse a list longer than ``most`` (413 ``code``) before any of it is decoded."""
     if isinstance(items, list) and len(items) > most:
         raise WireError(f"too many {what} ({len(items)} > {most})", code, 413)
+
+
+def check_values(value: Any, most: int, what: str, code: str) -> None:
+    """Refuse a JSON value holding more than ``most`` values at any depth (413 ``code``):
+    every entry of an object and item of a list counts, whatever it holds. The walk stops
+    at the first value over the limit."""
+    count = 0
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        count += len(children)
+        if count > most:
+            raise WireError(f"too many values in {what} (more than {most})", code, 413)
+        pending.extend(v for v in children if isinstance(v, dict | list))
 
 
 def check_parts(messages: list[Any], most: int, keys: tuple[str, ...]) -> None:
@@ -145,18 +173,27 @@ def check_parts(messages: list[Any], most: int, keys: tuple[str, ...]) -> None:
         raise WireError(f"too many message parts ({parts} > {most})", "too_many_parts", 413)
 
 
-def client_tools_from(definitions: Any, where: str, most: int = MAX_CLIENT_TOOLS) -> list[Tool]:
+def client_tools_from(
+    definitions: Any,
+    where: str,
+    most: int = MAX_CLIENT_TOOLS,
+    schema_values: int = MAX_SCHEMA_VALUES,
+) -> list[Tool]:
     """``[{name, description, parameters}]`` (AG-UI ``tools``, our AI SDK ``tools``) -> tools,
-    at most ``most`` of them (413 ``too_many_tools`` beyond, before any is decoded)."""
+    at most ``most`` of them (413 ``too_many_tools`` beyond, before any is decoded), each
+    schema of at most ``schema_values`` values (413 ``schema_too_large``)."""
     if definitions is None:
         return []
     if not isinstance(definitions, list):
         raise WireError(f"{where} must be a list of tool definitions", "invalid_request")
     check_count(definitions, most, f"client tools in {where}", "too_many_tools")
-    tools: list[Tool] = []
     for item in definitions:
         if not isinstance(item, dict) or not isinstance(item.get("name"), str):
             raise WireError(f"each entry of {where} needs a string name", "invalid_request")
+        what = f"the parameters of tool {item['name'][:MAX_ID_LENGTH]!r}"
+        check_values(item.get("parameters"), schema_values, what, "schema_too_large")
+    tools: list[Tool] = []
+    for item in definitions:
         blueprint = {
             "name": item["name"],
             "description": item.get("description") or "",

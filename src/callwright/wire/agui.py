@@ -93,11 +93,14 @@ from ._common import (
     MAX_CLIENT_TOOLS,
     MAX_MESSAGES,
     MAX_PARTS,
+    MAX_SCHEMA_VALUES,
+    MAX_STATE_VALUES,
     ApprovalClaim,
     RunInput,
     WireError,
     check_count,
     check_parts,
+    check_values,
     client_id,
     client_tools_from,
     optional_id,
@@ -124,11 +127,14 @@ def decode_request(
     max_messages: int = MAX_MESSAGES,
     max_tools: int = MAX_CLIENT_TOOLS,
     max_parts: int = MAX_PARTS,
+    max_state_values: int = MAX_STATE_VALUES,
+    max_schema_values: int = MAX_SCHEMA_VALUES,
 ) -> RunInput:
     """A ``RunAgentInput`` as a ``RunInput``; raises ``WireError`` (4xx) when malformed,
     when a user message's files are beyond ``files`` (see ``_files``), or when it holds
-    more messages, parts (content parts and tool calls, in all) or tools than allowed
-    (checked before any is decoded)."""
+    more messages, parts (content parts and tool calls, in all), tools, values in
+    ``state`` or ``forwardedProps`` or in one tool's schema than allowed (checked before
+    any is decoded)."""
     if not isinstance(body, dict):
         raise WireError("the request body must be a RunAgentInput object", "invalid_request")
     raw_messages = body.get("messages")
@@ -137,6 +143,9 @@ def decode_request(
     check_count(raw_messages, max_messages, "messages", "too_many_messages")
     check_count(body.get("tools"), max_tools, "client tools", "too_many_tools")
     check_parts(raw_messages, max_parts, ("content", "toolCalls"))
+    check_values(body.get("state"), max_state_values, "RunAgentInput.state", "state_too_large")
+    props = body.get("forwardedProps")
+    check_values(props, max_state_values, "RunAgentInput.forwardedProps", "state_too_large")
     messages = decode_messages(raw_messages, files)
     context = _context_message(body.get("context"))
     if context is not None:
@@ -144,12 +153,13 @@ def decode_request(
     state = body.get("state")
     if state is not None and not isinstance(state, dict):
         raise WireError("RunAgentInput.state must be an object", "invalid_request")
-    props = body.get("forwardedProps")
     if props is not None and not isinstance(props, dict):
         raise WireError("RunAgentInput.forwardedProps must be an object", "invalid_request")
     return RunInput(
         messages=messages,
-        client_tools=client_tools_from(body.get("tools"), "RunAgentInput.tools", max_tools),
+        client_tools=client_tools_from(
+            body.get("tools"), "RunAgentInput.tools", max_tools, max_schema_values
+        ),
         claims=_claims(body.get("resume")),
         state=state,
         run_id=optional_id(body.get("runId"), "runId"),

@@ -100,6 +100,7 @@ from ._common import (
     MAX_CLIENT_TOOLS,
     MAX_MESSAGES,
     MAX_PARTS,
+    MAX_SCHEMA_VALUES,
     ApprovalClaim,
     RunInput,
     WireError,
@@ -150,6 +151,7 @@ def decode_request(
     max_messages: int = MAX_MESSAGES,
     max_tools: int = MAX_CLIENT_TOOLS,
     max_parts: int = MAX_PARTS,
+    max_schema_values: int = MAX_SCHEMA_VALUES,
 ) -> RunInput:
     """useChat's body (``id``, ``messages``, ``trigger``, ``messageId``) as a ``RunInput``.
 
@@ -157,7 +159,7 @@ def decode_request(
     without a result in earlier messages are closed with a "not executed"
     result, since the conversation moved past them. A user message's ``file`` parts
     become its ``files`` within ``files`` (see ``_files``). More messages, parts (in
-    all) or tools than allowed are refused before any is decoded.
+    all), tools or schema values than allowed are refused before any is decoded.
     """
     if not isinstance(body, dict):
         raise WireError("the request body must be a JSON object", "invalid_request")
@@ -186,7 +188,7 @@ def decode_request(
     chat_id = optional_id(body.get("id"), "the chat id")
     return RunInput(
         messages=messages,
-        client_tools=client_tools_from(body.get("tools"), "tools", max_tools),
+        client_tools=client_tools_from(body.get("tools"), "tools", max_tools, max_schema_values),
         claims=_with_approvals(claims, body.get("approvals")),
         thread_id=chat_id,
     )
