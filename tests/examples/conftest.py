@@ -119,6 +119,12 @@ class Starters:
         return page
 
     @staticmethod
+    def send(page: Any, text: str) -> None:
+        """Types ``text`` into the composer and sends it, as a user would."""
+        page.get_by_label("Message").fill(text)
+        page.get_by_role("button", name="Send").click()
+
+    @staticmethod
     def seen(page: Any, tool: str, what: str) -> list[str]:
         """What the cards of ``tool`` showed as ``what`` (``state``, ``args``,
         ``progress-text``, ``partial``), in order, without repeats in a row."""
@@ -153,3 +159,12 @@ def browser() -> Iterator[Any]:
         chromium = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         yield chromium
         chromium.close()
+
+
+@pytest.fixture
+def page(browser: Any, starters: Any, served: tuple[Any, Any]) -> Iterator[Any]:
+    """A fresh page on the module's ``served`` starter; it must end with no console error."""
+    page = starters.open_page(browser, served[0].url + "/")
+    yield page
+    assert page.console_errors == []
+    page.context.close()

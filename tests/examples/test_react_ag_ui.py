@@ -27,24 +27,11 @@ def served(starters: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
         yield server, model
 
 
-@pytest.fixture
-def page(browser: Any, starters: Any, served: tuple[Any, Any]) -> Iterator[Any]:
-    page = starters.open_page(browser, served[0].url + "/")
-    yield page
-    assert page.console_errors == []
-    page.context.close()
-
-
-def send(page: Any, text: str) -> None:
-    page.get_by_label("Message").fill(text)
-    page.get_by_role("button", name="Send").click()
-
-
 def test_a_tool_card_streams_its_arguments_then_shows_progress_and_partial_outputs(
     page: Any, starters: Any
 ) -> None:
     seen = starters.seen
-    send(page, "deploy to staging")
+    starters.send(page, "deploy to staging")
     card = page.locator(".card[data-tool=deploy]")
     expect(card).to_have_attribute("data-state", "output-available", timeout=15_000)
     expect(card.locator(".result")).to_contain_text('"status": "deployed"')
@@ -66,7 +53,7 @@ def test_a_tool_card_streams_its_arguments_then_shows_progress_and_partial_outpu
 
 
 def test_one_call_approved_and_one_denied_with_a_reason(page: Any, starters: Any) -> None:
-    send(page, "clean up")
+    starters.send(page, "clean up")
     cards = page.locator(".card[data-tool=delete_file]")
     expect(cards.locator(".approval")).to_have_count(2, timeout=15_000)
     expect(cards.first).to_contain_text('"path": "a.txt"')
@@ -91,7 +78,7 @@ def test_the_page_runs_a_front_end_tool_itself(browser: Any, starters: Any, serv
     context = browser.new_context(timezone_id="Asia/Tokyo", locale="ja-JP")
     page = context.new_page()
     page.goto(served[0].url + "/")
-    send(page, "where am I?")
+    starters.send(page, "where am I?")
     card = page.locator(".card[data-tool=user_locale]")
     expect(card).to_have_attribute("data-state", "output-available", timeout=15_000)
     expect(card).to_contain_text("Result (from your browser)")
@@ -102,13 +89,13 @@ def test_the_page_runs_a_front_end_tool_itself(browser: Any, starters: Any, serv
 
 
 def test_an_image_and_a_text_file_reach_the_model(
-    page: Any, served: tuple[Any, Any], tmp_path: Path
+    page: Any, served: tuple[Any, Any], tmp_path: Path, starters: Any
 ) -> None:
     image, note = tmp_path / "dot.png", tmp_path / "note.txt"
     image.write_bytes(PIXEL)
     note.write_text("buy milk")
     page.get_by_label("Attach files").set_input_files([str(image), str(note)])
-    send(page, "what are these?")
+    starters.send(page, "what are these?")
     expect(page.locator(".message.user img.file")).to_have_attribute("alt", "dot.png")
     expect(page.locator(".message.assistant").last).to_contain_text(
         "I received 2 file(s): dot.png (image/png), note.txt (text/plain).", timeout=15_000
@@ -121,8 +108,10 @@ def test_an_image_and_a_text_file_reach_the_model(
     ]
 
 
-def test_a_failing_tool_ends_its_card_in_error_and_the_model_sees_why(page: Any) -> None:
-    send(page, "check the disk")
+def test_a_failing_tool_ends_its_card_in_error_and_the_model_sees_why(
+    page: Any, starters: Any
+) -> None:
+    starters.send(page, "check the disk")
     card = page.locator(".card[data-tool=check_disk]")
     expect(card).to_have_attribute("data-state", "output-error", timeout=15_000)
     expect(card.locator(".result.error")).to_contain_text("the disk is full")
@@ -132,11 +121,11 @@ def test_a_failing_tool_ends_its_card_in_error_and_the_model_sees_why(page: Any)
     expect(page.locator(".message.assistant").last).to_contain_text("the disk is full (error)")
 
 
-def test_a_refused_file_is_reported_on_the_page(page: Any, tmp_path: Path) -> None:
+def test_a_refused_file_is_reported_on_the_page(page: Any, tmp_path: Path, starters: Any) -> None:
     table = tmp_path / "table.csv"
     table.write_text("a,b\n1,2\n")
     page.get_by_label("Attach files").set_input_files(str(table))
-    send(page, "read this")
+    starters.send(page, "read this")
     error = page.locator(".error")
     expect(error).to_contain_text(
         "media type 'text/csv' is not accepted (accepted: application/pdf, image/gif, "
