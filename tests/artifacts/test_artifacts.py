@@ -308,3 +308,18 @@ def test_journal_backed_artifacts_survive_the_process_that_wrote_them(
         )
     finally:
         store.close()
+
+
+async def test_a_large_mcp_result_becomes_an_artifact_too(tmp_path: Path) -> None:
+    from callwright.mcp import MCPServer
+
+    big = MCPServer.stdio(sys.executable, [str(Path(__file__).parent / "big_server.py")])
+    store = FileArtifactStore(tmp_path)
+    model = ScriptedModel([[call("dump", {"lines": 150_000})], ["done"]])
+    async with Agent(model, toolsets=[big], artifacts=Artifacts(store=store)) as agent:
+        await agent.run("go")
+    preview = tool_results(model.requests[1])[0].content
+    assert preview.startswith("[This result is too large to show whole (5,241,267 bytes")
+    assert len(preview.encode()) <= Artifacts().preview
+    artifact_id = ID.search(preview).group(0)  # type: ignore[union-attr]
+    assert store.read(artifact_id) == LOG.encode()
