@@ -323,3 +323,18 @@ async def test_a_large_mcp_result_becomes_an_artifact_too(tmp_path: Path) -> Non
     assert len(preview.encode()) <= Artifacts().preview
     artifact_id = ID.search(preview).group(0)  # type: ignore[union-attr]
     assert store.read(artifact_id) == LOG.encode()
+
+
+class BrokenStore(FileArtifactStore):
+    def put(self, info: ArtifactInfo, data: bytes) -> None:
+        raise OSError(f"disk full at {self.directory}/secret-path")
+
+
+async def test_a_failing_store_is_an_error_result_that_leaks_nothing(tmp_path: Path) -> None:
+    model = ScriptedModel([[call("big_log")], ["done"]])
+    await Agent(model, [big_log], artifacts=Artifacts(store=BrokenStore(tmp_path))).run("go")
+    message = tool_results(model.requests[1])[0]
+    assert message.is_error and message.content == (
+        "The result is too large to show whole (5,241,267 bytes) and could not be stored. "
+        "Ask for less (a filter, a smaller range, a page)."
+    )

@@ -121,16 +121,20 @@ class _Connection:
     """One connection in autocommit mode: ``sqlite3`` or psycopg, ``?`` placeholders."""
 
     def __init__(self, target: str, busy_seconds: float) -> None:
+        self.target = target
+        self.busy_seconds = busy_seconds
         self.postgres = target.startswith(("postgresql://", "postgres://"))
+        self._raw: Any = self._open()
+
+    def _open(self) -> Any:
         if self.postgres:
             import psycopg
 
-            self._raw: Any = psycopg.connect(
-                target, autocommit=True, connect_timeout=max(int(busy_seconds), 1)
-            )
-        else:
-            self._raw = sqlite3.connect(target, check_same_thread=False, isolation_level=None)
-            self._raw.execute(f"PRAGMA busy_timeout={int(busy_seconds * 1000)}")
+            timeout = max(int(self.busy_seconds), 1)
+            return psycopg.connect(self.target, autocommit=True, connect_timeout=timeout)
+        raw = sqlite3.connect(self.target, check_same_thread=False, isolation_level=None)
+        raw.execute(f"PRAGMA busy_timeout={int(self.busy_seconds * 1000)}")
+        return raw
 
     def ddl(self, script: str) -> str:
         if not self.postgres:
@@ -141,6 +145,8 @@ class _Connection:
 
     def execute(self, sql: str, args: tuple[Any, ...] = ()) -> Any:
         if self.postgres:
+            if self._raw.closed:  # lost with a database restart: the next call reconnects
+                self._raw = self._open()
             return self._raw.execute(sql.replace("?", "%s"), args)
         return self._raw.execute(sql, args)
 

@@ -15,6 +15,7 @@ result is cut to its preview without being kept.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from ..context import RunScope
     from ..tool import Tool
 
+log = logging.getLogger("callwright.artifacts")
 KIB = 1024
 MIB = 1024 * KIB
 TOOL_NAME = "read_artifact"
@@ -152,7 +154,14 @@ class RunArtifacts:
         if self.count >= config.max_per_run:
             return _cut(result, info, data, config)
         self.count += 1
-        await asyncio.to_thread(self._put, info, data, now)
+        try:
+            await asyncio.to_thread(self._put, info, data, now)
+        except Exception:  # the store's own message may name files or hosts: logged only
+            log.exception("storing artifact %s of call %s failed", info.id, call_id)
+            raise ToolError(
+                f"The result is too large to show whole ({info.size:,} bytes) and could not "
+                "be stored. Ask for less (a filter, a smaller range, a page)."
+            ) from None
         model_text = _header(info) + preview(data, config.preview - len(_header(info)))
         reference = {
             "id": info.id,
