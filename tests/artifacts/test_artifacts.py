@@ -338,3 +338,17 @@ async def test_a_failing_store_is_an_error_result_that_leaks_nothing(tmp_path: P
         "The result is too large to show whole (5,241,267 bytes) and could not be stored. "
         "Ask for less (a filter, a smaller range, a page)."
     )
+
+
+def test_the_postgres_store_goes_on_after_the_database_restarts(postgres_url: Any) -> None:
+    url = postgres_url.fresh_database()
+    store = JournalArtifactStore(url)
+    try:
+        before, after = new_artifact_id(), new_artifact_id()
+        store.put(info(before), b"before")
+        postgres_url.restart()
+        store.put(info(after), b"after")
+        assert store.read(before) == b"before" and store.read(after) == b"after"
+    finally:
+        store.close()
+        postgres_url.drop_database(url)

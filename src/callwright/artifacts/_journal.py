@@ -144,10 +144,21 @@ class _Connection:
         return script.replace("INTEGER", "BIGINT")
 
     def execute(self, sql: str, args: tuple[Any, ...] = ()) -> Any:
-        if self.postgres:
-            if self._raw.closed:  # lost with a database restart: the next call reconnects
-                self._raw = self._open()
-            return self._raw.execute(sql.replace("?", "%s"), args)
+        if not self.postgres:
+            return self._raw.execute(sql, args)
+        import psycopg
+
+        sql = sql.replace("?", "%s")
+        if self._raw.closed:
+            self._raw = self._open()
+        try:
+            return self._raw.execute(sql, args)
+        except psycopg.OperationalError:
+            if not self._raw.closed:
+                raise
+        # the connection was lost (a database restart): once more on a new one; in
+        # autocommit, the failed statement did nothing
+        self._raw = self._open()
         return self._raw.execute(sql, args)
 
     def close(self) -> None:
