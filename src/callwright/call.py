@@ -66,6 +66,9 @@ class ToolResult:
     text: str | None = None
     """What the model sees instead of ``content`` as JSON (an MCP tool's text beside its
     structured content); None: the model sees ``content``."""
+    artifact: dict[str, Any] | None = None
+    """Where a result too large for the model was stored (``callwright.artifacts``): its
+    id, download path, size; None for a result given whole."""
 
 
 def to_model_text(value: Any) -> str:

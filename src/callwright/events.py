@@ -365,6 +365,9 @@ class ToolCallResult:
     """The error text (output-error and output-denied)."""
     error_kind: str | None = None
     """The failure's kind (``failed``, ``timed-out``, ``denied`` ...), for UIs to style it."""
+    artifact: dict[str, Any] | None = None
+    """Where a result too large for the model was stored (id, ``url``, size, lines,
+    media type): UIs offer its download; the output holds its preview."""
 
 
 @dataclass(slots=True)

@@ -28,7 +28,7 @@ import secrets
 import threading
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Generic
+from typing import TYPE_CHECKING, Any, Generic
 
 from . import acts
 from ._approvals import AgentApprovalPolicy, ApprovalQuery, decide
@@ -60,6 +60,9 @@ from .events import (
 )
 from .telemetry._log import log_failed_call
 from .tool import Executor, Tool, as_result
+
+if TYPE_CHECKING:
+    from .artifacts import RunArtifacts
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +119,7 @@ def result_event(call: Call) -> ToolCallResult:
         output=call.result.content,
         content=call.model_text(),
         details=call.result.details,
+        artifact=call.result.artifact,
     )
 
 
@@ -142,6 +146,8 @@ class ExecutionPolicy:
     """Makes approval ids (e.g. signed ones); random by default."""
     approval: AgentApprovalPolicy | None = None
     """The agent's approval policy: it sees every call before the tool's own setting."""
+    artifacts: RunArtifacts | None = None
+    """Stores results too large for the model's context (``Agent(artifacts=...)``)."""
 
 
 class StepExecutor(Generic[DepsT]):
@@ -519,7 +525,12 @@ class StepExecutor(Generic[DepsT]):
                     if token is not None:
                         token.cancel("timed out")
                     raise TimedOut(tool.timeout) from None
-            call.succeed(as_result(value))
+            result = as_result(value)
+            if self.policy.artifacts is not None:
+                result = await self.policy.artifacts.offload(
+                    result, call.id, call.tool_name, self.scope
+                )
+            call.succeed(result)
         except InputRequired as exc:  # the call stays open: a human answers, then it goes on
             asked = exc.request
         except ToolError as exc:

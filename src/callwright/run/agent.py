@@ -15,6 +15,7 @@ from pydantic import TypeAdapter
 
 from .._approvals import AgentApprovalPolicy, ThreadApprovals
 from .._errors import CallwrightError, ConfigurationError
+from ..artifacts import Artifacts
 from ..call import Decision
 from ..context import DepsT
 from ..elicitation import InputAnswer
@@ -80,6 +81,7 @@ class Agent(Generic[DepsT, OutputT]):
         toolsets: Iterable[Toolset] = (),
         approval: AgentApprovalPolicy | None = None,
         settings: ModelSettings | None = None,
+        artifacts: Artifacts | None = None,
     ) -> None:
         """``max_steps`` is a shortcut for ``limits.max_steps`` and wins over it when both
         are given. ``deps_type`` only informs type checkers. ``name`` names the agent in
@@ -93,7 +95,10 @@ class Agent(Generic[DepsT, OutputT]):
         ``requires_approval``, which decides where it returns ``not-applicable`` (see
         ``ApprovalQuery``). ``settings`` (``ModelSettings``: temperature, max tokens,
         reasoning effort ...) go with every step of every run; a run's own override them
-        field by field. A setting the model cannot take raises ``ConfigurationError`` here."""
+        field by field. A setting the model cannot take raises ``ConfigurationError`` here.
+        ``artifacts`` stores results too large for the model's context and gives the model
+        a preview and the built-in ``read_artifact`` tool instead (see
+        ``callwright.artifacts.Artifacts``); None: results reach the model whole."""
         self.model = _resolve_model(model)
         self.model_settings = settings or NO_SETTINGS
         """The model settings of every run (``Agent(settings=...)``)."""
@@ -123,6 +128,10 @@ class Agent(Generic[DepsT, OutputT]):
         """What the agent does, for callers that see it as one tool (MCP clients);
         None: a neutral description naming the agent, never its instructions."""
         self.approval = approval
+        self.artifacts = artifacts
+        """Where results too large for the model's context go (None: nowhere)."""
+        if artifacts is not None:
+            self.toolbox.add(artifacts.tool())
 
     @property
     def output_schema(self) -> dict[str, Any] | None:
@@ -163,7 +172,12 @@ class Agent(Generic[DepsT, OutputT]):
         if model_settings is not None:
             check_settings(self.model, merged)
         execution = ExecutionPolicy(
-            self.strategy, self.cancel_grace, self.limits.tool_timeout, approval_ids, self.approval
+            self.strategy,
+            self.cancel_grace,
+            self.limits.tool_timeout,
+            approval_ids,
+            self.approval,
+            None if self.artifacts is None else self.artifacts.for_run(),
         )
         return RunSettings(
             model=self.model,

@@ -73,6 +73,12 @@ def create_app(
             Route("/api/chat/{chat_id}/stream", preflight, methods=["OPTIONS"]),
             Route("/runs/{run_id}/events", endpoints.handle_replay, methods=["GET"]),
             Route("/runs/{run_id}/events", preflight, methods=["OPTIONS"]),
+            Route(
+                "/runs/{run_id}/artifacts/{artifact_id}",
+                endpoints.handle_artifact,
+                methods=["GET"],
+            ),
+            Route("/runs/{run_id}/artifacts/{artifact_id}", preflight, methods=["OPTIONS"]),
             Route("/healthz", endpoints.handle_health, methods=["GET"]),
             Route("/readyz", endpoints.handle_ready, methods=["GET"]),
             Route("/", endpoints.handle_page, methods=["GET"]),

@@ -21,6 +21,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 
 from .._errors import warn_deprecated
+from ..artifacts import JournalArtifactStore
 from ..context import DepsT
 from ..playground import PAGE, SCRIPT, asset
 from ..run import Agent
@@ -28,6 +29,7 @@ from ..store import ApprovalSigner, Journal, database_errors
 from ..wire import ApprovalLedger, MemoryApprovalLedger, RunInput, WireError, agui, aisdk
 from ..wire._base import SSEEncoder
 from ..wire._common import OwnedLedger, client_id
+from ._artifacts import serve_artifact
 from ._body import ServerLimits, decode_agui, decode_chat, read_json
 from ._health import Readiness
 from ._responses import RunStream, refusal, replay_response
@@ -70,7 +72,8 @@ class Endpoints(Generic[DepsT]):
     """callwright's HTTP endpoints for one agent, to mount in any Starlette/FastAPI app.
 
     ``create_app`` mounts them at ``POST /agui``, ``POST /api/chat``,
-    ``GET /api/chat/{chat_id}/stream``, ``GET /runs/{run_id}/events``, ``GET /``,
+    ``GET /api/chat/{chat_id}/stream``, ``GET /runs/{run_id}/events``,
+    ``GET /runs/{run_id}/artifacts/{artifact_id}``, ``GET /``,
     ``GET /playground.js`` (and ``OPTIONS`` for CORS preflights), and the probes
     ``GET /healthz`` and ``GET /readyz``. In your own app,
     either give them your ``authenticate`` and ``deps_factory`` hooks, or call them from
@@ -152,6 +155,9 @@ class Endpoints(Generic[DepsT]):
         self._readiness = Readiness(self.agent, self.journal, self.durable)
         if self.durable is not None and self.durable.deps_factory is None:
             self.durable.deps_factory = self.deps_factory
+        artifacts = self.agent.artifacts
+        if artifacts is not None and artifacts.store is None and self.journal is not None:
+            artifacts.store = JournalArtifactStore(self.journal)
 
     async def handle_agui(
         self, request: Request, *, deps: DepsT | None = None, principal: str | None = None
@@ -228,6 +234,37 @@ class Endpoints(Generic[DepsT]):
             return self._refuse(request, exc)
         except database_errors() as exc:
             return self._refuse(request, journal_unavailable(exc))
+
+    async def handle_artifact(
+        self,
+        request: Request,
+        *,
+        run_id: str | None = None,
+        artifact_id: str | None = None,
+        principal: str | None = None,
+    ) -> Response:
+        """``GET`` an artifact's bytes (a result too large for the model, see
+        ``callwright.artifacts``): the ``url`` of a tool result's ``artifact``. Only the
+        principal whose run made it gets it; another principal, an unknown or expired id
+        and a run that did not make it all get the same 404 ``artifact_not_found``.
+        ``run_id`` and ``artifact_id`` default to the route's path parameters."""
+        try:
+            principal = await self._principal(request, principal, body=False)
+            params = request.path_params
+            run = run_id if run_id is not None else str(params.get("run_id", ""))
+            artifact = artifact_id if artifact_id is not None else str(params.get("artifact_id"))
+            client_id(run, "the run id")
+        except WireError as exc:
+            return self._refuse(request, exc)
+        found = await serve_artifact(self.agent.artifacts, run, artifact, principal or "")
+        if found is None:
+            error = WireError("no such artifact", "artifact_not_found", 404)
+            return self._refuse(request, error)
+        return Response(
+            found.data,
+            media_type=found.media_type,
+            headers={**self._headers(request), **found.headers},
+        )
 
     async def handle_chat(
         self, request: Request, *, deps: DepsT | None = None, principal: str | None = None

@@ -469,6 +469,8 @@ class AGUIEncoder(SSEEncoder):
             if e.error_kind:
                 info["errorKind"] = e.error_kind
             result["metadata"] = {"callwright": info}
+        elif e.artifact is not None:  # the content is its preview; the link is here
+            result["metadata"] = {"callwright": {"artifact": e.artifact}}
         activity = self.progress.close(e)
         return result if activity is None else [_activity(e.call_id, activity), result]
 

@@ -1,0 +1,132 @@
+// Drives a tool result that became an artifact through a REAL npm client, downloads the
+// artifact from the link the client received, and prints one JSON report.
+//
+//   node drive_artifacts.mjs <client> <baseUrl>
+//   client: agui1 (@ag-ui/client 1.0.0), agui0 (@ag-ui/client 0.0.59), ai5, ai6, ai7
+//   $OWNER_HEADERS / $OTHER_HEADERS: request headers (JSON) of the run's principal and
+//   of another one
+//
+// Two turns: "biglog" (the server's model calls big_log, then read_artifact, then
+// answers), then "again" (the client sends its history back, artifact preview included).
+// The report holds the client's messages, the AG-UI TOOL_CALL_RESULT events, and for the
+// artifact link: the owner's download (status, length, sha256) and the other's status.
+// tests/artifacts/test_artifacts_http.py asserts on it.
+
+import { chatClass } from "./chat.mjs";
+import { createHash } from "node:crypto";
+
+const [clientName, baseUrl] = process.argv.slice(2);
+const owner = JSON.parse(process.env.OWNER_HEADERS ?? "{}");
+const other = JSON.parse(process.env.OTHER_HEADERS ?? "{}");
+
+let printed = [];
+for (const level of ["warn", "error", "log", "info", "debug"]) {
+  console[level] = (...args) => {
+    printed.push(`${level}: ${args.map((a) => (a instanceof Error ? a.message : typeof a === "string" ? a : JSON.stringify(a))).join(" ")}`);
+  };
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+async function waitFor(pred, ms = 30000) {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (pred()) return true;
+    await sleep(20);
+  }
+  return pred();
+}
+const uid = () => Math.random().toString(36).slice(2, 10);
+const errText = (e) => (e instanceof Error ? e.message : String(e));
+
+async function download(url) {
+  if (!url) return null;
+  const mine = await fetch(`${baseUrl}${url}`, { headers: owner });
+  const bytes = Buffer.from(await mine.arrayBuffer());
+  const theirs = await fetch(`${baseUrl}${url}`, { headers: other });
+  await theirs.arrayBuffer();
+  return {
+    status: mine.status,
+    contentType: mine.headers.get("content-type"),
+    length: bytes.length,
+    sha256: createHash("sha256").update(bytes).digest("hex"),
+    otherStatus: theirs.status,
+  };
+}
+
+async function aisdk(mod, major) {
+  const { DefaultChatTransport } = mod;
+  const Chat = chatClass(mod);
+  const errors = [];
+  const chat = new Chat({
+    id: `chat_${uid()}`,
+    transport: new DefaultChatTransport({
+      api: `${baseUrl}/api/chat`,
+      headers: { ...owner, "x-ai-sdk-version": String(major) },
+    }),
+    onError: (e) => errors.push(errText(e)),
+  });
+  for (const text of ["biglog", "again"]) {
+    try {
+      await chat.sendMessage({ text });
+    } catch (e) {
+      errors.push(`sendMessage threw: ${errText(e)}`);
+    }
+    await waitFor(() => chat.status === "ready" || chat.status === "error");
+    if (chat.status === "error") break;
+  }
+  const parts = chat.messages.flatMap((m) => m.parts ?? []);
+  const big = parts.find((p) => p.type === "tool-big_log");
+  return {
+    status: chat.status,
+    error: chat.error ? errText(chat.error) : null,
+    errors,
+    messages: chat.messages,
+    download: await download(big?.output?.artifact?.url),
+  };
+}
+
+async function agui(mod) {
+  const { HttpAgent } = mod;
+  const agent = new HttpAgent({ url: `${baseUrl}/agui`, threadId: `t_${uid()}`, headers: owner });
+  const results = [];
+  const errors = [];
+  for (const content of ["biglog", "again"]) {
+    agent.addMessage({ id: `u_${uid()}`, role: "user", content });
+    const onEvent = ({ event }) => {
+      if (event.type === "TOOL_CALL_RESULT") results.push(event);
+      if (event.type === "RUN_ERROR") errors.push(event.message);
+    };
+    try {
+      await agent.runAgent({}, { onEvent });
+    } catch (e) {
+      errors.push(errText(e));
+      break;
+    }
+  }
+  const big = results.find((e) => e.metadata?.callwright?.artifact);
+  return {
+    errors,
+    results,
+    messages: agent.messages,
+    download: await download(big?.metadata?.callwright?.artifact?.url),
+  };
+}
+
+const loaders = {
+  agui1: async () => agui(await import("agui-client-1")),
+  agui0: async () => agui(await import("agui-client-0")),
+  ai5: async () => aisdk(await import("ai5"), 5),
+  ai6: async () => aisdk(await import("ai6"), 6),
+  ai7: async () => aisdk(await import("ai7"), 7),
+};
+if (!loaders[clientName]) {
+  process.stderr.write(`unknown client ${clientName}\n`);
+  process.exit(2);
+}
+let result;
+try {
+  result = await loaders[clientName]();
+} catch (e) {
+  result = { crashed: errText(e), stack: e?.stack ?? null };
+}
+process.stdout.write(JSON.stringify({ ...result, printed }), () => process.exit(0));
