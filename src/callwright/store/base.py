@@ -241,8 +241,9 @@ class Journal(Protocol):
         messages are new, the rest is taken only to start a new thread, and
         tool results the journal has not seen become client answers. ``state``
         is taken only for a new thread (a journaled thread's state is the
-        journal's). Raises ``Rejected`` (and writes nothing) for another
-        principal's thread (404), a thread already running (409
+        journal's). The thread is ``principal``'s ``thread_id`` (another
+        principal's thread of that id is not looked at: this one is new). Raises
+        ``Rejected`` (and writes nothing) for a thread already running (409
         ``thread_busy``), a run id used before (409), or a forged, replayed,
         cross-thread or edited approval (or answer to a question, or one sent the
         wrong way: 409 ``answer_mismatch``), or a result for a call never issued.
