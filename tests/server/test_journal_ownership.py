@@ -1,5 +1,6 @@
 """The journaled server (``--journal``) over real HTTP, as many users and processes use it:
-threads, runs, approvals and event logs belong to their principal; the journal owns a
+threads, runs, approvals and event logs belong to their principal (a thread id is the
+principal's: two principals' threads of one id are two threads); the journal owns a
 thread's state; a run id names one request of one thread; one thread runs one request at
 a time across processes, and concurrent answers to one approval have one winner; a locked
 database does not stall the event loop."""
@@ -64,6 +65,9 @@ def script(request: ModelRequest) -> list[Any]:
         return [f"Done: {last.content}"]
     assert isinstance(last, UserMessage)
     word, _, rest = last.content.partition(" ")
+    if word == "recall":  # what the model was given of the thread
+        said = [m.content for m in request.messages if isinstance(m, UserMessage)]
+        return [f"Seen: {' | '.join(said)}"]
     calls = {
         "delete": lambda: call("delete_file", {"path": rest}, id=new_id()),
         "pay": lambda: call("pay", {"amount": int(rest)}, id=new_id()),
@@ -166,27 +170,92 @@ def refused(response: httpx.Response, status: int, code: str) -> None:
 # --- ownership -----------------------------------------------------------------------
 
 
-def test_another_principal_cannot_continue_approve_or_replay_a_thread(
+def test_another_principals_thread_answers_like_an_unused_id(
     served: tuple[str, SQLJournal],
 ) -> None:
+    """bob, on the id of alice's paused thread, gets what an id nobody used gets: his
+    answer to her approval is unknown, his message starts a thread of his own. Nothing
+    tells him the id is taken, and alice's thread is untouched."""
     url, journal = served
     RAN.clear()
     interrupt = pause(url, "alice", "t-alice", "delete secret.txt", run_id="run-alice")
     before = journal.snapshot()
 
-    refused(post(url, "bob", "t-alice", "what did alice say?"), 404, "not_found")
-    refused(post(url, "bob", "t-alice", None, **resume(interrupt)), 404, "not_found")
+    on_hers = post(url, "bob", "t-alice", None, **resume(interrupt))
+    on_unused = post(url, "bob", "t-unused", None, **resume(interrupt))
+    refused(on_hers, 404, "unknown_approval")
+    assert on_hers.json() == on_unused.json()
     refused(post(url, "bob", "t-bob", None, **resume(interrupt)), 404, "unknown_approval")
     replay = httpx.get(f"{url}/runs/run-alice/events", headers={"x-user": "bob"})
     refused(replay, 404, "unknown_run")
-    assert journal.history("t-alice", "bob") == [] and journal.pending("t-alice", "bob") == []
-    assert journal.snapshot() == before  # nothing written for bob
+    assert journal.snapshot() == before  # nothing written for bob's refused answers
     assert RAN == []
+
+    hers = frames(post(url, "bob", "t-alice", "recall"))
+    unused = frames(post(url, "bob", "t-unused", "recall"))
+    assert [e["type"] for e in hers] == [e["type"] for e in unused]
+    assert text_of(hers) == text_of(unused) == "Seen: recall"  # nothing of alice's
+    assert journal.pending("t-alice", "bob") == []
+    assert [p.tool_name for p in journal.pending("t-alice", "alice")] == ["delete_file"]
 
     done = frames(post(url, "alice", "t-alice", None, **resume(interrupt)))
     assert text_of(done) == "Done: deleted secret.txt" and RAN == ["delete secret.txt"]
     mine = httpx.get(f"{url}/runs/run-alice/events", headers={"x-user": "alice"})
     assert mine.status_code == 200 and '"RUN_FINISHED"' in mine.text
+    said = frames(post(url, "alice", "t-alice", "recall"))
+    assert text_of(said) == "Seen: delete secret.txt | recall"
+
+
+def test_two_principals_use_one_thread_id_at_once_each_in_their_own_thread(
+    served: tuple[str, SQLJournal],
+) -> None:
+    """bob starts a run on ``t-same`` while alice's run on her ``t-same`` is going on:
+    neither is busy, and each principal's model sees only their own messages."""
+    url, journal = served
+
+    async def both() -> tuple[list[str], httpx.Response]:
+        headers = {"x-user": "alice"}
+        alice = agui_body("t-same", "slow 0.5")
+        async with (
+            httpx.AsyncClient(base_url=url, timeout=30) as http,
+            http.stream("POST", "/agui", json=alice, headers=headers) as first,
+        ):
+            lines = first.aiter_lines()
+            seen = []
+            async for line in lines:  # until alice's run is live in the journal
+                seen.append(line)
+                if "TOOL_CALL_START" in line:
+                    break
+            bob = await http.post(
+                "/agui", json=agui_body("t-same", "slow 0"), headers={"x-user": "bob"}
+            )
+            seen += [line async for line in lines]
+        return seen, bob
+
+    alice_lines, bob = asyncio.run(both())
+    assert bob.status_code == 200, bob.text
+    assert text_of(frames(bob)) == "Done: finished"
+    alice_events = [json.loads(line[6:]) for line in alice_lines if line.startswith("data: ")]
+    assert text_of(alice_events) == "Done: finished"
+
+    assert text_of(frames(post(url, "alice", "t-same", "recall"))) == "Seen: slow 0.5 | recall"
+    assert text_of(frames(post(url, "bob", "t-same", "recall"))) == "Seen: slow 0 | recall"
+    assert [m.role for m in journal.history("t-same", "alice")] == [
+        "user", "assistant", "tool", "assistant", "user", "assistant",
+    ]  # fmt: skip
+    assert len(journal.history("t-same", "bob")) == 6
+
+
+def agui_body(thread: str, text: str) -> dict[str, Any]:
+    return {
+        "threadId": thread,
+        "runId": f"run_{uuid.uuid4().hex}",
+        "messages": [{"id": uuid.uuid4().hex, "role": "user", "content": text}],
+        "tools": [],
+        "context": [],
+        "state": {},
+        "forwardedProps": {},
+    }
 
 
 def test_a_journaled_threads_state_is_the_journals_not_the_clients(

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -15,6 +16,7 @@ import pytest
 from callwright import AssistantMessage, UserMessage
 from callwright.store import SQLJournal, open_journal
 from callwright.store._pg import connect
+from callwright.store._sql import thread_key
 from callwright.store._writer import JournalWriter, RolledBack
 from callwright.store.base import Rejected, Started
 
@@ -238,7 +240,7 @@ async def test_a_new_threads_request_starts_in_one_round_trip_and_a_busy_one_lea
     assert journal.live_segment("ta") == "r-ta"
 
     with psycopg.connect(journal_target, autocommit=True) as other:
-        other.execute("SELECT pg_advisory_lock(hashtextextended('tb', 0))")
+        other.execute("SELECT pg_advisory_lock(hashtextextended(%s, 0))", [thread_key("", "tb")])
         with pytest.raises(Rejected) as busy:
             await started(journal, "tb")
         assert busy.value.code == "thread_busy"
@@ -252,6 +254,31 @@ async def test_a_new_threads_request_starts_in_one_round_trip_and_a_busy_one_lea
     with pytest.raises(Rejected) as refused:
         await reused
     assert refused.value.code == "run_id_in_use"
+
+
+@pytest.mark.parametrize("journal_target", ["postgres"], indirect=True)
+async def test_a_threads_lock_is_its_principals(journal: SQLJournal, journal_target: str) -> None:
+    """Another process holding alice's thread ``t`` (its lock) keeps alice's requests on
+    ``t`` out, never bob's: his ``t`` is another thread."""
+    import psycopg
+
+    def begin(principal: str) -> Any:
+        call = functools.partial(journal.begin, principal=principal)
+        submitted = journal.submit(call, "t", f"r-{principal}", [UserMessage("hi")], [], {})
+        assert submitted is not None
+        return submitted
+
+    with psycopg.connect(journal_target, autocommit=True) as other:
+        other.execute(
+            "SELECT pg_advisory_lock(hashtextextended(%s, 0))", [thread_key("alice", "t")]
+        )
+        with pytest.raises(Rejected) as busy:
+            await begin("alice")
+        assert busy.value.code == "thread_busy"
+        bob = await begin("bob")
+        other.execute("SELECT pg_advisory_unlock_all()")
+    assert (bob.segment.thread_id, bob.segment.principal) == ("t", "bob")
+    assert (await begin("alice")).segment.principal == "alice"
 
 
 @pytest.mark.parametrize("journal_target", ["postgres"], indirect=True)

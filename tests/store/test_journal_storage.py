@@ -147,7 +147,7 @@ def test_a_journal_of_the_first_layout_is_migrated(tmp_path: Path) -> None:
     finally:
         journal.close()
     with contextlib.closing(sqlite3.connect(path)) as db:
-        assert db.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert db.execute("PRAGMA user_version").fetchone()[0] == 3
 
 
 async def _consume(run: Any, rec: Any) -> None:

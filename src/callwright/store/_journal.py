@@ -57,7 +57,7 @@ from ._rows import (
     write_messages,
 )
 from ._segments import first_segment, insert_segment, inserted
-from ._sql import Db
+from ._sql import Db, thread_key
 from ._takeover import TakeOver
 from ._tx import Transactions
 from ._verify import verify_answers
@@ -82,12 +82,11 @@ PENDING_UPSERT = (  # a call's question replaces its approval's row, but not its
     "INSERT INTO pending (thread_id, call_id, run_id, kind, approval_id, tool_name, "
     "arguments, reason_for_call, created_at, principal, request) "
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-    "ON CONFLICT (thread_id, call_id) DO UPDATE SET run_id = excluded.run_id, "
+    "ON CONFLICT (principal, thread_id, call_id) DO UPDATE SET run_id = excluded.run_id, "
     "kind = excluded.kind, approval_id = excluded.approval_id, "
     "tool_name = excluded.tool_name, arguments = excluded.arguments, "
     "reason_for_call = excluded.reason_for_call, created_at = excluded.created_at, "
-    "resolved_at = NULL, principal = excluded.principal, request = excluded.request, "
-    "answer = NULL"
+    "resolved_at = NULL, request = excluded.request, answer = NULL"
 )
 
 
@@ -257,22 +256,25 @@ class SQLJournal(JournalReads, LeaseHolder, TakeOver):
         if self._lease_lapsed():
             raise Rejected(LEASE_LAPSED, "journal_unavailable", 503)
         with self._tx() as db:
-            read = ("SELECT principal, state FROM threads WHERE id = ?", (thread_id,))
+            read = (
+                "SELECT state FROM threads WHERE principal = ? AND id = ?",
+                (principal, thread_id),
+            )
             first = None
             if not answers:
                 first = first_segment(db, thread_id, request_id, principal, self._owner, closing)
             reads = [read] if first is None else [read, (first.sql, first.args)]
-            locked, now, found = db.lock_thread_and_read(thread_id, reads)
+            key = thread_key(principal, thread_id)
+            locked, now, found = db.lock_thread_and_read(key, reads)
             if not locked:
                 raise _busy(thread_id)
             rows = found[0]
             thread = rows[0] if rows else None
-            if thread is not None and thread[0] != principal:
-                raise Rejected(f"no thread {thread_id!r}", "not_found", 404)
             resumable, history, open_rows = None, [], []
             if thread is not None:
-                resumable = self._settle_or_refuse(db, thread_id, now)
-                history, open_rows = load_history(db, thread_id), open_pending(db, thread_id)
+                resumable = self._settle_or_refuse(db, thread_id, principal, now)
+                history = load_history(db, thread_id, principal)
+                open_rows = open_pending(db, thread_id, principal)
             new, answers, cut = split_request(history, bool(open_rows), messages, answers)
             decisions, results, call_ids = verify_answers(
                 db, thread_id, principal, history, answers, edits
@@ -290,21 +292,21 @@ class SQLJournal(JournalReads, LeaseHolder, TakeOver):
             elif (new or cut is not None) and open_rows:  # the user moved on: calls skipped
                 db.write(
                     "UPDATE pending SET resolved_at = ? "
-                    "WHERE thread_id = ? AND resolved_at IS NULL",
-                    (now, thread_id),
+                    "WHERE principal = ? AND thread_id = ? AND resolved_at IS NULL",
+                    (now, principal, thread_id),
                 )
-            saved_state = state if thread is None else _loads(thread[1])
+            saved_state = state if thread is None else _loads(thread[0])
             upsert_thread_and_run(db, segment, saved_state, thread is None, now)
             appended = [*results.values(), *new]
             if cut is not None:  # a re-sent message: what the client discarded goes
                 del history[cut:]
             if appended or cut is not None:
                 write_messages(
-                    db, thread_id, segment.run_id, len(history), appended, self.limits,
-                    replace=cut is not None,
+                    db, thread_id, principal, segment.run_id, len(history), appended,
+                    self.limits, replace=cut is not None,
                 )  # fmt: skip
                 history += appended
-            next_op, decisions = _resumed(db, run_id, thread_id, history, decisions)
+            next_op, decisions = _resumed(db, run_id, thread_id, principal, history, decisions)
             remembered = [] if thread is None else thread_approvals(db, thread_id, principal)
             if self._owner is not None:
                 self._add(self._live, segment.id)
@@ -314,22 +316,22 @@ class SQLJournal(JournalReads, LeaseHolder, TakeOver):
 
     # --- one thread, one run ------------------------------------------------------
 
-    def _settle_or_refuse(self, db: Db, thread_id: str, now: float) -> str | None:
+    def _settle_or_refuse(self, db: Db, thread_id: str, principal: str, now: float) -> str | None:
         """Refuse while the thread's run is live somewhere; settle it if its owner is gone.
         Returns the run a new request resumes (the latest interrupted one), if any."""
         rows = db.execute(
             "SELECT r.id, r.status, s.id, s.owner FROM runs r LEFT JOIN segments s "
             "ON s.run_id = r.id AND s.status = 'running' "
-            "WHERE r.thread_id = ? AND r.status IN ('running', 'interrupted') "
-            "ORDER BY r.created_at DESC",
-            (thread_id,),
+            "WHERE r.principal = ? AND r.thread_id = ? "
+            "AND r.status IN ('running', 'interrupted') ORDER BY r.created_at DESC",
+            (principal, thread_id),
         ).fetchall()
         resumable = None
         for run_id, status, segment, owner in rows:
             if status == "running":
                 if self._running(db, segment, owner, now):
                     raise _busy(thread_id)
-                self._settle(db, run_id, thread_id, segment, now)
+                self._settle(db, run_id, thread_id, principal, segment, now)
             resumable = resumable or run_id
         return resumable
 
@@ -360,12 +362,20 @@ class SQLJournal(JournalReads, LeaseHolder, TakeOver):
             return True
         return owner is not None and not self.settle_gone
 
-    def _settle(self, db: Db, run_id: str, thread_id: str, segment: int | None, now: float) -> None:
+    def _settle(
+        self,
+        db: Db,
+        run_id: str,
+        thread_id: str,
+        principal: str,
+        segment: int | None,
+        now: float,
+    ) -> None:
         unwritten = self._orphans.get(segment, []) if segment is not None else []
         for call_id, output in unwritten:
             complete(db, run_id, call_id, output, self.limits, now)
         reason = JOURNAL_FAILED if segment in self._orphans else INTERRUPTED
-        settle_run(db, run_id, thread_id, self._idempotent, self.limits, now, reason)
+        settle_run(db, run_id, thread_id, principal, self._idempotent, self.limits, now, reason)
         if segment is not None:
             self._discard(self._live, segment)
             if segment in self._orphans:
@@ -390,13 +400,15 @@ class SQLJournal(JournalReads, LeaseHolder, TakeOver):
             rows = db.execute(RUNNING + "ORDER BY r.created_at").fetchall()
             settled: list[str] = []
             seen: dict[str | None, bool] = {}
-            for run_id, thread_id, segment, owner in rows:
-                if self._running(db, segment, owner, now, seen) or not db.lock_thread(thread_id):
+            for run_id, thread_id, principal, segment, owner in rows:
+                if self._running(db, segment, owner, now, seen):
+                    continue
+                if not db.lock_thread(thread_key(principal, thread_id)):
                     continue
                 again = db.execute(RUNNING + "AND r.id = ?", (run_id,)).fetchone()
-                if again is None or self._running(db, again[2], again[3], now):
+                if again is None or self._running(db, again[3], again[4], now):
                     continue  # another process settled or continued it meanwhile
-                self._settle(db, run_id, thread_id, again[2], now)
+                self._settle(db, run_id, thread_id, principal, again[3], now)
                 settled.append(run_id)
             _owners.drop_gone(db, now)
             if retention and self.retention_days is not None:
@@ -498,6 +510,7 @@ class SQLJournal(JournalReads, LeaseHolder, TakeOver):
                 write_messages(
                     db,
                     segment.thread_id,
+                    segment.principal,
                     segment.run_id,
                     first,
                     messages[first:],
@@ -511,8 +524,8 @@ class SQLJournal(JournalReads, LeaseHolder, TakeOver):
                 )
             if state is not None:
                 db.write(
-                    "UPDATE threads SET state = ?, updated_at = ? WHERE id = ?",
-                    (canonical_json(state), now, segment.thread_id),
+                    "UPDATE threads SET state = ?, updated_at = ? WHERE principal = ? AND id = ?",
+                    (canonical_json(state), now, segment.principal, segment.thread_id),
                 )
             if pending:
                 db.executemany(
@@ -546,7 +559,7 @@ class SQLJournal(JournalReads, LeaseHolder, TakeOver):
 
 
 RUNNING = (
-    "SELECT r.id, r.thread_id, s.id, s.owner FROM runs r LEFT JOIN segments s "
+    "SELECT r.id, r.thread_id, r.principal, s.id, s.owner FROM runs r LEFT JOIN segments s "
     "ON s.run_id = r.id AND s.status = 'running' WHERE r.status = 'running' "
 )
 
@@ -555,6 +568,7 @@ def _resumed(
     db: Db,
     run_id: str | None,
     thread_id: str,
+    principal: str,
     history: list[Message],
     decisions: dict[str, Decision | InputAnswer],
 ) -> tuple[int, dict[str, Decision | InputAnswer]]:
@@ -565,7 +579,7 @@ def _resumed(
     next_op = db.execute(
         "SELECT COALESCE(MAX(seq), 0) + 1 FROM operations WHERE run_id = ?", (run_id,)
     ).fetchone()[0]
-    return int(next_op), {**kept_decisions(db, thread_id, history), **decisions}
+    return int(next_op), {**kept_decisions(db, thread_id, principal, history), **decisions}
 
 
 def _busy(thread_id: str) -> Rejected:

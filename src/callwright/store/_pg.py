@@ -3,9 +3,10 @@
 Several processes write at once here, unlike SQLite's one writer: what SQLite's
 ``BEGIN IMMEDIATE`` gave for free is asked for explicitly. A request on a thread takes
 the thread's transaction-scoped advisory lock (``pg_try_advisory_xact_lock`` on a
-64-bit hash of the thread id): a second process starting a request on the same thread
-at the same moment does not wait for it but is told the thread is busy, and recovery
-skips a thread another process is working on. Rows a transaction will change are
+64-bit hash of the thread's key, ``_sql.thread_key``: its principal and id): a second
+process starting a request on the same thread at the same moment does not wait for it
+but is told the thread is busy, and recovery skips a thread another process is
+working on. Rows a transaction will change are
 read ``FOR UPDATE``. Transactions are READ COMMITTED: each statement sees what other
 processes have committed, which is what the re-checks under those locks rely on.
 
@@ -27,7 +28,7 @@ import select
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ._schema import ADDED_COLUMNS, RUNNING_INDEX, TABLES, V2_TABLES
+from ._schema import ADDED_COLUMNS, RUNNING_INDEX, TABLES, THREAD_RUNS_INDEX, V2_TABLES
 from ._sql import Cursor
 
 if TYPE_CHECKING:
@@ -315,12 +316,12 @@ class PgDb:
     def broken(self) -> bool:
         return self.raw.closed or self.raw.broken
 
-    def lock_thread(self, thread_id: str, *, wait: bool = False) -> bool:
+    def lock_thread(self, key: str, *, wait: bool = False) -> bool:
         if wait:
-            self.execute("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", (thread_id,))
+            self.execute("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", (key,))
             return True
         row = self.execute(
-            "SELECT pg_try_advisory_xact_lock(hashtextextended(?, 0))", (thread_id,)
+            "SELECT pg_try_advisory_xact_lock(hashtextextended(?, 0))", (key,)
         ).fetchone()
         return bool(row[0])
 
@@ -330,10 +331,10 @@ class PgDb:
         return float(row[0])
 
     def lock_thread_and_read(
-        self, thread_id: str, reads: Sequence[tuple[str, Sequence[Any]]]
+        self, key: str, reads: Sequence[tuple[str, Sequence[Any]]]
     ) -> tuple[bool, float, list[list[Any]]]:
         texts = self._texts
-        lock = texts.bind(_LOCK_NOW, (thread_id,))
+        lock = texts.bind(_LOCK_NOW, (key,))
         locked, *results = texts.send_reads([lock, *(texts.bind(s, a) for s, a in reads)])
         row = locked.fetchone()
         return bool(row[0]), float(row[1]), [rows.fetchall() for rows in results]
@@ -407,7 +408,8 @@ def connect(url: str, busy_seconds: float, statement_seconds: float | None = Non
 
 
 def prepare(db: PgDb) -> None:
-    """Create the tables (in one transaction, one process at a time)."""
+    """Create the tables, or bring older ones to this layout (in one transaction, one
+    process at a time: a second process starting at once finds the work done)."""
     db.execute("BEGIN")
     try:
         db.execute("SELECT pg_advisory_xact_lock(?)", (SCHEMA_LOCK,))
@@ -415,12 +417,48 @@ def prepare(db: PgDb) -> None:
             if statement.strip():
                 db.execute(statement)
         _add_columns(db)
+        _rekey_threads(db)
+        db.execute(THREAD_RUNS_INDEX)
         db.execute(RUNNING_INDEX)
     except BaseException:
         if db.in_transaction:
             db.execute("ROLLBACK")
         raise
     db.execute("COMMIT")
+
+
+_KEYS = {
+    "threads": "principal, id",
+    "messages": "principal, thread_id, seq",
+    "pending": "principal, thread_id, call_id",
+}
+"""The primary keys of the tables keyed by thread (the journal's layout 3, where two
+principals' threads of one id are two threads; layout 2 had no principal in them)."""
+
+
+def _rekey_threads(db: PgDb) -> None:
+    """Give ``threads``, ``messages`` and ``pending`` their layout-3 keys where they have
+    the older ones: a message or pending call takes its thread's principal first (a
+    thread id was one thread then)."""
+    rows = db.execute(
+        "SELECT c.conrelid::regclass::text, c.conname, "
+        "pg_get_constraintdef(c.oid) FROM pg_constraint c "
+        "WHERE c.contype = 'p' AND c.connamespace = current_schema()::regnamespace "
+        "AND c.conrelid::regclass::text IN ('threads', 'messages', 'pending')"
+    ).fetchall()
+    old = {table: name for table, name, definition in rows if "principal" not in definition}
+    if not old:
+        return
+    for table in ("messages", "pending"):
+        db.execute(
+            f"UPDATE {table} x SET principal = t.principal FROM threads t "
+            "WHERE t.id = x.thread_id AND x.principal <> t.principal"
+        )
+    for table, name in sorted(old.items()):
+        db.execute(
+            f'ALTER TABLE {table} DROP CONSTRAINT "{name}", ADD PRIMARY KEY ({_KEYS[table]})'
+        )
+    db.execute("DROP INDEX IF EXISTS runs_by_thread")
 
 
 def _add_columns(db: PgDb) -> None:

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from ..messages import Message
-from ._rows import load_history, open_pending, split_chunk, thread_of
+from ._rows import load_history, open_pending, split_chunk
 from ._sql import Db
 from .base import PendingRecord
 
@@ -72,22 +72,16 @@ class JournalReads:
         return found
 
     def history(self, thread_id: str, principal: str = "") -> list[Message]:
-        def read(db: Db) -> list[Message]:
-            return load_history(db, thread_id) if thread_of(db, thread_id, principal) else []
-
-        return self._reads(read)
+        return self._reads(lambda db: load_history(db, thread_id, principal))
 
     def state(self, thread_id: str, principal: str = "") -> dict[str, Any] | None:
         rows = self._read(
-            "SELECT state FROM threads WHERE id = ? AND principal = ?", (thread_id, principal)
+            "SELECT state FROM threads WHERE principal = ? AND id = ?", (principal, thread_id)
         )
         return json.loads(rows[0][0]) if rows and rows[0][0] is not None else None
 
     def pending(self, thread_id: str, principal: str = "") -> list[PendingRecord]:
-        def read(db: Db) -> list[PendingRecord]:
-            return open_pending(db, thread_id) if thread_of(db, thread_id, principal) else []
-
-        return self._reads(read)
+        return self._reads(lambda db: open_pending(db, thread_id, principal))
 
     def run_status(self, run_id: str) -> str | None:
         rows = self._read("SELECT status FROM runs WHERE id = ?", (run_id,))

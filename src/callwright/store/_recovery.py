@@ -36,13 +36,14 @@ def settle_run(
     db: Db,
     run_id: str,
     thread_id: str,
+    principal: str,
     idempotent: set[str],
     limits: JournalLimits,
     now: float,
     reason: str = INTERRUPTED,
 ) -> None:
     """Make the run's history whole and close it (inside the caller's transaction)."""
-    rebuild(db, run_id, thread_id, idempotent, limits)
+    rebuild(db, run_id, thread_id, principal, idempotent, limits)
     db.execute(
         "UPDATE runs SET status = 'interrupted', reason = ?, updated_at = ? WHERE id = ?",
         (reason, now, run_id),
@@ -59,16 +60,21 @@ def settle_run(
 
 
 def rebuild(
-    db: Db, run_id: str, thread_id: str, idempotent: set[str], limits: JournalLimits
+    db: Db,
+    run_id: str,
+    thread_id: str,
+    principal: str,
+    idempotent: set[str],
+    limits: JournalLimits,
 ) -> list[Message]:
     """Write the run's unrecorded replies and outcomes into its thread's history (what
     settling a run and continuing it elsewhere share); returns the history."""
-    history = load_history(db, thread_id)
+    history = load_history(db, thread_id, principal)
     settled = rebuilt_history(history, _operations(db, run_id), idempotent)
     first = 0
     while first < len(history) and first < len(settled) and settled[first] is history[first]:
         first += 1
-    write_messages(db, thread_id, run_id, first, settled[first:], limits, replace=True)
+    write_messages(db, thread_id, principal, run_id, first, settled[first:], limits, replace=True)
     return settled
 
 

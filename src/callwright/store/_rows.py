@@ -21,18 +21,19 @@ from ._verify import (
 from .base import Answer, JournalLimits, PendingRecord, Rejected, Segment, canonical_json, digest
 
 
-def load_history(db: Db, thread_id: str) -> list[Message]:
+def load_history(db: Db, thread_id: str, principal: str) -> list[Message]:
     rows = db.execute(
-        "SELECT body FROM messages WHERE thread_id = ? ORDER BY seq", (thread_id,)
+        "SELECT body FROM messages WHERE principal = ? AND thread_id = ? ORDER BY seq",
+        (principal, thread_id),
     ).fetchall()
     return [message_from_dict(json.loads(body)) for (body,) in rows]
 
 
-def open_pending(db: Db, thread_id: str) -> list[PendingRecord]:
+def open_pending(db: Db, thread_id: str, principal: str) -> list[PendingRecord]:
     rows = db.execute(
-        f"SELECT {PENDING_COLUMNS} FROM pending "
-        "WHERE thread_id = ? AND resolved_at IS NULL ORDER BY created_at, call_id",
-        (thread_id,),
+        f"SELECT {PENDING_COLUMNS} FROM pending WHERE principal = ? AND thread_id = ? "
+        "AND resolved_at IS NULL ORDER BY created_at, call_id",
+        (principal, thread_id),
     ).fetchall()
     return [pending_record(row) for row in rows]
 
@@ -40,6 +41,7 @@ def open_pending(db: Db, thread_id: str) -> list[PendingRecord]:
 def write_messages(
     db: Db,
     thread_id: str,
+    principal: str,
     run_id: str,
     start: int,
     messages: list[Message],
@@ -49,10 +51,16 @@ def write_messages(
 ) -> None:
     """Messages from position ``start`` on (``replace``: dropping what was there)."""
     if replace:
-        db.write("DELETE FROM messages WHERE thread_id = ? AND seq >= ?", (thread_id, start))
+        db.write(
+            "DELETE FROM messages WHERE principal = ? AND thread_id = ? AND seq >= ?",
+            (principal, thread_id, start),
+        )
     db.executemany(
-        "INSERT INTO messages VALUES (?, ?, ?, ?)",
-        [(thread_id, start + i, run_id, message_body(m, limits)) for i, m in enumerate(messages)],
+        "INSERT INTO messages (thread_id, seq, run_id, body, principal) VALUES (?, ?, ?, ?, ?)",
+        [
+            (thread_id, start + i, run_id, message_body(m, limits), principal)
+            for i, m in enumerate(messages)
+        ],
     )
 
 
@@ -102,13 +110,6 @@ def split_chunk(
     return out
 
 
-def thread_of(db: Db, thread_id: str, principal: str) -> bool:
-    row = db.execute(
-        "SELECT 1 FROM threads WHERE id = ? AND principal = ?", (thread_id, principal)
-    ).fetchone()
-    return row is not None
-
-
 def check_request_id(db: Db, thread_id: str, request_id: str, principal: str) -> None:
     """A run id names one request of one thread (per principal)."""
     row = db.execute(
@@ -148,10 +149,10 @@ def take_answers(
             if isinstance(decision, Decision) and decision.approved and decision.remember
             else None
         )
-        updates.append((now, kept, remember, segment.thread_id, call_id))
+        updates.append((now, kept, remember, segment.principal, segment.thread_id, call_id))
     db.executemany(
         "UPDATE pending SET resolved_at = ?, answer = ?, remember = COALESCE(?, remember) "
-        "WHERE thread_id = ? AND call_id = ?",
+        "WHERE principal = ? AND thread_id = ? AND call_id = ?",
         updates,
     )
     db.executemany(
@@ -187,7 +188,10 @@ def upsert_thread_and_run(
             (segment.thread_id, maybe_json(state), now, now, segment.principal),
         )
     else:
-        db.write("UPDATE threads SET updated_at = ? WHERE id = ?", (now, segment.thread_id))
+        db.write(
+            "UPDATE threads SET updated_at = ? WHERE principal = ? AND id = ?",
+            (now, segment.principal, segment.thread_id),
+        )
     db.write(
         "INSERT INTO runs (id, thread_id, status, reason, created_at, updated_at, principal) "
         "VALUES (?, ?, 'running', NULL, ?, ?, ?) ON CONFLICT(id) DO UPDATE "
@@ -325,14 +329,16 @@ def thread_approvals(db: Db, thread_id: str, principal: str) -> list[str]:
     """The tools a human allowed for the rest of the thread, oldest first (the most
     recent ``THREAD_APPROVALS``)."""
     rows = db.execute(
-        "SELECT tool_name FROM pending WHERE thread_id = ? AND principal = ? "
+        "SELECT tool_name FROM pending WHERE principal = ? AND thread_id = ? "
         "AND remember = 'thread' GROUP BY tool_name ORDER BY MAX(resolved_at) DESC LIMIT ?",
-        (thread_id, principal, THREAD_APPROVALS),
+        (principal, thread_id, THREAD_APPROVALS),
     ).fetchall()
     return [name for (name,) in reversed(rows)]
 
 
-def kept_decisions(db: Db, thread_id: str, history: list[Message]) -> dict[str, Decision]:
+def kept_decisions(
+    db: Db, thread_id: str, principal: str, history: list[Message]
+) -> dict[str, Decision]:
     """The decisions given for the last reply's calls that have no result yet (approved,
     or denied, before the process running them stopped): a recovered run applies them
     instead of asking again."""
@@ -344,9 +350,9 @@ def kept_decisions(db: Db, thread_id: str, history: list[Message]) -> dict[str, 
     decisions: dict[str, Decision] = {}
     for call_id in open_calls:
         row = db.execute(
-            "SELECT answer FROM pending WHERE thread_id = ? AND call_id = ? "
+            "SELECT answer FROM pending WHERE principal = ? AND thread_id = ? AND call_id = ? "
             "AND kind = 'approval' AND resolved_at IS NOT NULL",
-            (thread_id, call_id),
+            (principal, thread_id, call_id),
         ).fetchone()
         decision = answered_decision(row[0]) if row is not None else None
         if decision is not None:

@@ -1,14 +1,17 @@
-"""The journal's tables, its connections, and the migration from the first layout.
+"""The journal's tables, its connections, and the migrations from older layouts.
 
 ``PRAGMA user_version`` holds the layout: 0 is an empty file or the first
-layout (no principals, owners or segment ids), 2 is this one (a file of layout 2
-whose owners cannot be taken over yet gets ``owners.taken_by`` and the index of running
-segments when opened, and one without them the ``pending`` columns of questions and
-kept answers, ``ADDED_COLUMNS``). Migrating
-adds the
-new columns (existing rows belong to the principal ``""``), gives segments an id
-and keys the event log by it (a row per chunk of frames, not per frame); a run id
-that the first layout let two threads share keeps its first segment's events.
+layout (no principals, owners or segment ids), 2 the second (thread ids global), 3 is
+this one: a thread is keyed by its principal and its id, and so are its messages
+and pending calls (two principals' threads of one id are two threads). A file of
+this layout gets what was added to it since when opened (``ADDED_COLUMNS``, the
+index of running segments). Migrating from the first layout adds the new columns
+(existing rows belong to the principal ``""``), gives segments an id and keys the
+event log by it (a row per chunk of frames, not per frame); a run id that the first
+layout let two threads share keeps its first segment's events. Migrating from
+either rebuilds ``threads``, ``messages`` and ``pending`` with the principal in
+their keys (``rekey_threads``; a message or pending call gets its thread's
+principal).
 """
 
 from __future__ import annotations
@@ -17,21 +20,21 @@ import sqlite3
 
 from ._sql import SQLiteDb
 
-VERSION = 2
+VERSION = 3
 CACHE_KIB = 32 * 1024
 """Page cache per connection (SQLite's default, 2 MiB, is smaller than the pages a
 busy server touches between checkpoints: misses become reads)."""
 
 TABLES = """
 CREATE TABLE IF NOT EXISTS threads (
-    id TEXT PRIMARY KEY, state TEXT, created_at REAL, updated_at REAL,
-    principal TEXT NOT NULL DEFAULT '');
+    id TEXT NOT NULL, state TEXT, created_at REAL, updated_at REAL,
+    principal TEXT NOT NULL DEFAULT '', PRIMARY KEY (principal, id));
 CREATE TABLE IF NOT EXISTS messages (
-    thread_id TEXT, seq INTEGER, run_id TEXT, body TEXT, PRIMARY KEY (thread_id, seq));
+    thread_id TEXT NOT NULL, seq INTEGER NOT NULL, run_id TEXT, body TEXT,
+    principal TEXT NOT NULL DEFAULT '', PRIMARY KEY (principal, thread_id, seq));
 CREATE TABLE IF NOT EXISTS runs (
     id TEXT PRIMARY KEY, thread_id TEXT, status TEXT, reason TEXT,
     created_at REAL, updated_at REAL, principal TEXT NOT NULL DEFAULT '');
-CREATE INDEX IF NOT EXISTS runs_by_thread ON runs (thread_id, created_at);
 CREATE INDEX IF NOT EXISTS runs_by_status ON runs (status);
 CREATE TABLE IF NOT EXISTS operations (
     run_id TEXT, seq INTEGER, segment INTEGER, name TEXT, call_id TEXT, input_hash TEXT,
@@ -39,10 +42,10 @@ CREATE TABLE IF NOT EXISTS operations (
     completed_at REAL, idempotent INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (run_id, seq));
 CREATE INDEX IF NOT EXISTS operations_by_call ON operations (run_id, call_id);
 CREATE TABLE IF NOT EXISTS pending (
-    thread_id TEXT, call_id TEXT, run_id TEXT, kind TEXT, approval_id TEXT UNIQUE,
-    tool_name TEXT, arguments TEXT, reason_for_call TEXT, created_at REAL,
-    resolved_at REAL, principal TEXT NOT NULL DEFAULT '', request TEXT, answer TEXT,
-    remember TEXT, PRIMARY KEY (thread_id, call_id));
+    thread_id TEXT NOT NULL, call_id TEXT NOT NULL, run_id TEXT, kind TEXT,
+    approval_id TEXT UNIQUE, tool_name TEXT, arguments TEXT, reason_for_call TEXT,
+    created_at REAL, resolved_at REAL, principal TEXT NOT NULL DEFAULT '', request TEXT,
+    answer TEXT, remember TEXT, PRIMARY KEY (principal, thread_id, call_id));
 CREATE TABLE IF NOT EXISTS inbox (
     id INTEGER PRIMARY KEY, thread_id TEXT, run_id TEXT, call_id TEXT, kind TEXT,
     payload TEXT, dedup_key TEXT UNIQUE, created_at REAL, principal TEXT NOT NULL DEFAULT '');
@@ -68,8 +71,15 @@ RUNNING_INDEX = (
 )
 """The running segments by owner (what recovery and take-over look up on every beat)."""
 
+THREAD_RUNS_INDEX = (
+    "CREATE INDEX IF NOT EXISTS runs_of_thread ON runs (principal, thread_id, created_at)"
+)
+"""A thread's runs (what a request on it looks up); made once ``runs.principal`` is there
+(layout 2 had ``runs_by_thread``, without the principal)."""
+
 ADDED_COLUMNS = [
     ("threads", "principal TEXT NOT NULL DEFAULT ''"),
+    ("messages", "principal TEXT NOT NULL DEFAULT ''"),
     ("runs", "principal TEXT NOT NULL DEFAULT ''"),
     ("pending", "principal TEXT NOT NULL DEFAULT ''"),
     ("inbox", "principal TEXT NOT NULL DEFAULT ''"),
@@ -81,7 +91,8 @@ ADDED_COLUMNS = [
     ("events", "packed INTEGER NOT NULL DEFAULT 0"),
 ]
 """Columns added since a table was first made: an older file gets them when opened
-(``pending.request``: a question's JSON; ``answer``: the decision taken, for recovery;
+(``messages.principal``: its thread's, part of the key from layout 3 on;
+``pending.request``: a question's JSON; ``answer``: the decision taken, for recovery;
 ``remember``: ``'thread'`` on an approval a human gave for the rest of the thread;
 ``events.packed``: 1 where the chunk's frames are zlib-compressed)."""
 
@@ -121,12 +132,55 @@ def prepare(wrapped: SQLiteDb) -> None:
                 _migrate_segments_and_events(db)
             _run_script(db, V2_TABLES)
             _add_columns(db)
+            if not _keyed_by_principal(db):
+                rekey_threads(db)
+            db.execute(THREAD_RUNS_INDEX)
             db.execute(RUNNING_INDEX)
             db.execute(f"PRAGMA user_version={VERSION}")
     except BaseException:
         db.execute("ROLLBACK")
         raise
     db.execute("COMMIT")
+
+
+REKEYED = ("threads", "messages", "pending")
+"""The tables keyed by thread, whose keys gained the principal in layout 3."""
+_COPY = {
+    "threads": "INSERT INTO threads (id, state, created_at, updated_at, principal) "
+    "SELECT id, state, created_at, updated_at, principal FROM threads_v2",
+    "messages": "INSERT INTO messages (thread_id, seq, run_id, body, principal) "
+    "SELECT m.thread_id, m.seq, m.run_id, m.body, COALESCE(t.principal, '') "
+    "FROM messages_v2 m LEFT JOIN threads_v2 t ON t.id = m.thread_id",
+    "pending": "INSERT INTO pending (thread_id, call_id, run_id, kind, approval_id, "
+    "tool_name, arguments, reason_for_call, created_at, resolved_at, principal, request, "
+    "answer, remember) "
+    "SELECT p.thread_id, p.call_id, p.run_id, p.kind, p.approval_id, p.tool_name, "
+    "p.arguments, p.reason_for_call, p.created_at, p.resolved_at, "
+    "COALESCE(t.principal, p.principal), p.request, p.answer, p.remember "
+    "FROM pending_v2 p LEFT JOIN threads_v2 t ON t.id = p.thread_id",
+}
+"""Each rekeyed table's rows into its new table: a message or a pending call belongs to
+its thread's principal (layout 2 had one thread per id)."""
+
+
+def rekey_threads(db: sqlite3.Connection) -> None:
+    """Rebuild the tables keyed by thread with the principal in their keys (SQLite cannot
+    change a table's primary key in place)."""
+    for table in REKEYED:
+        db.execute(f'ALTER TABLE "{table}" RENAME TO "{table}_v2"')
+    _run_script(db, TABLES)
+    for table in REKEYED:
+        db.execute(_COPY[table])
+    for table in REKEYED:
+        db.execute(f'DROP TABLE "{table}_v2"')
+    db.execute("DROP INDEX IF EXISTS runs_by_thread")
+
+
+def _keyed_by_principal(db: sqlite3.Connection) -> bool:
+    """Whether ``threads`` is keyed by principal and id (layout 3)."""
+    return any(
+        row[1] == "principal" and row[5] > 0 for row in db.execute("PRAGMA table_info(threads)")
+    )
 
 
 def _run_script(db: sqlite3.Connection, script: str) -> None:

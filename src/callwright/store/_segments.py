@@ -7,6 +7,10 @@ database's CPU and a wake-up of the writer thread per run). The statement insert
 where the thread does not exist and the transaction holds its lock, so a request on an
 existing or busy thread inserts nothing here and goes on as before
 (``insert_segment``, once the reads have said which run it continues).
+
+A thread is its principal's: its lock is taken by ``thread_key``, and a request id, a
+segment's deduplication key and a new run's id are made from the principal with the
+thread, so that another principal's thread of the same id never meets this one.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._rows import check_request_id
-from ._sql import Db
+from ._sql import Db, thread_key
 from .base import Answer, Rejected, Segment, canonical_json, digest
 
 _INSERT = (
@@ -26,7 +30,7 @@ _INSERT = (
 )
 _FIRST = (
     _INSERT + "SELECT ?, 0, ?, ?, ?, ?, 'running', ?, ?, {clock} "
-    "WHERE NOT EXISTS (SELECT 1 FROM threads WHERE id = ?) AND {locked} "
+    "WHERE NOT EXISTS (SELECT 1 FROM threads WHERE principal = ? AND id = ?) AND {locked} "
     "ON CONFLICT DO NOTHING RETURNING id"
 )
 
@@ -43,15 +47,15 @@ class FirstSegment:
 def first_segment(
     db: Db, thread_id: str, request_id: str, principal: str, owner: str | None, closing: bytes
 ) -> FirstSegment:
-    run_id = new_run_id(thread_id, request_id, time.time())
+    run_id = new_run_id(principal, thread_id, request_id, time.time())
     sql = _FIRST.format(clock=db.clock_sql, locked=db.thread_lock_sql)
-    dedup = digest([thread_id, request_id])
+    dedup = digest([principal, thread_id, request_id])
     row = (run_id, request_id, thread_id, principal, dedup, owner, closing or None)
-    return FirstSegment(run_id, sql, (*row, thread_id, thread_id))
+    return FirstSegment(run_id, sql, (*row, principal, thread_id, thread_key(principal, thread_id)))
 
 
-def new_run_id(thread_id: str, request_id: str, now: float) -> str:
-    return f"run_{digest([thread_id, request_id, now])[:24]}"
+def new_run_id(principal: str, thread_id: str, request_id: str, now: float) -> str:
+    return f"run_{digest([principal, thread_id, request_id, now])[:24]}"
 
 
 def insert_segment(
@@ -68,13 +72,13 @@ def insert_segment(
     """The new segment: of the run it resumes (``run_id``), else of a new run."""
     seq = 0
     if run_id is None:
-        run_id = new_run_id(thread_id, request_id, now)
+        run_id = new_run_id(principal, thread_id, request_id, now)
     else:
         seq = db.execute(
             "SELECT COALESCE(MAX(seq), -1) + 1 FROM segments WHERE run_id = ?", (run_id,)
         ).fetchone()[0]
     answered = sorted(canonical_json([a.kind, a.approval_id, a.call_id]) for a in answers)
-    dedup = digest([run_id, answered] if answers else [thread_id, request_id])
+    dedup = digest([run_id, answered] if answers else [principal, thread_id, request_id])
     rows = db.execute(
         _INSERT
         + "VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id",

@@ -16,11 +16,18 @@ would put a layer between the journal and the transaction boundaries that are it
 from __future__ import annotations
 
 import contextlib
+import json
 import sqlite3
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
+
+
+def thread_key(principal: str, thread_id: str) -> str:
+    """What a thread's lock is taken by: its principal and its id, one string per pair
+    (two principals' threads of one id are two threads, and never wait for each other)."""
+    return json.dumps([principal, thread_id], ensure_ascii=False, separators=(",", ":"))
 
 
 class Cursor(Protocol):
@@ -72,9 +79,9 @@ class Db(Protocol):
         """Whether the connection is lost and must be opened again."""
         ...
 
-    def lock_thread(self, thread_id: str, *, wait: bool = False) -> bool:
-        """Take the thread's lock until the transaction ends; False when another
-        transaction holds it (and ``wait`` is False)."""
+    def lock_thread(self, key: str, *, wait: bool = False) -> bool:
+        """Take the lock of the thread whose ``thread_key`` is ``key`` until the
+        transaction ends; False when another transaction holds it (and ``wait`` is False)."""
         ...
 
     def now(self) -> float:
@@ -86,10 +93,10 @@ class Db(Protocol):
     ``now``)."""
     thread_lock_sql: str
     """An SQL condition, true where this transaction holds the lock of the thread whose
-    id is its one parameter (taking it if it is free; SQLite: always true)."""
+    ``thread_key`` is its one parameter (taking it if it is free; SQLite: always true)."""
 
     def lock_thread_and_read(
-        self, thread_id: str, reads: Sequence[tuple[str, Sequence[Any]]]
+        self, key: str, reads: Sequence[tuple[str, Sequence[Any]]]
     ) -> tuple[bool, float, list[list[Any]]]:
         """``lock_thread`` (not waiting), ``now``, and the rows of each statement of
         ``reads``, run in order once the lock is taken (on Postgres one round trip: the
@@ -146,7 +153,7 @@ class SQLiteDb:
     def broken(self) -> bool:
         return False
 
-    def lock_thread(self, thread_id: str, *, wait: bool = False) -> bool:
+    def lock_thread(self, key: str, *, wait: bool = False) -> bool:
         """Always held: SQLite's write lock (``BEGIN IMMEDIATE``) is every thread's."""
         return True
 
@@ -155,7 +162,7 @@ class SQLiteDb:
         return time.time()
 
     def lock_thread_and_read(
-        self, thread_id: str, reads: Sequence[tuple[str, Sequence[Any]]]
+        self, key: str, reads: Sequence[tuple[str, Sequence[Any]]]
     ) -> tuple[bool, float, list[list[Any]]]:
         now = time.time()
         return True, now, [self.raw.execute(sql, args).fetchall() for sql, args in reads]

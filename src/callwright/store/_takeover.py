@@ -21,7 +21,7 @@ from ..elicitation import InputAnswer
 from . import _owners
 from ._recovery import rebuild
 from ._rows import kept_decisions, thread_approvals
-from ._sql import Db
+from ._sql import Db, thread_key
 from .base import JournalLimits, Segment, Started
 
 T = TypeVar("T")
@@ -123,17 +123,17 @@ class TakeOver:
             if found is None:
                 return None
             seg_id, run_id, seq, thread_id, seg_principal = found
-            db.lock_thread(thread_id, wait=True)
+            db.lock_thread(thread_key(seg_principal, thread_id), wait=True)
             row = db.execute(
                 "SELECT status, owner FROM segments WHERE id = ?" + db.for_update, (seg_id,)
             ).fetchone()
             if row[0] != "running" or not self._may_take(db, row[1], seg_id, now):
                 return None
             db.execute("UPDATE segments SET owner = ? WHERE id = ?", (owner, seg_id))
-            history = rebuild(db, run_id, thread_id, self._idempotent, self.limits)
-            state, next_op, offset = _resume_point(db, run_id, thread_id, seg_id)
+            history = rebuild(db, run_id, thread_id, seg_principal, self._idempotent, self.limits)
+            state, next_op, offset = _resume_point(db, run_id, thread_id, seg_principal, seg_id)
             decisions: dict[str, Decision | InputAnswer] = {}
-            decisions.update(kept_decisions(db, thread_id, history))
+            decisions.update(kept_decisions(db, thread_id, seg_principal, history))
             remembered = thread_approvals(db, thread_id, seg_principal)
             self._add(self._live, seg_id)
         segment = Segment(thread_id, run_id, seq, request_id, seg_id, seg_principal)
@@ -166,10 +166,12 @@ def _running_segment(
 
 
 def _resume_point(
-    db: Db, run_id: str, thread_id: str, segment: int
+    db: Db, run_id: str, thread_id: str, principal: str, segment: int
 ) -> tuple[dict[str, Any] | None, int, int]:
     """The thread's state, the run's next operation and the segment's last event offset."""
-    state = db.execute("SELECT state FROM threads WHERE id = ?", (thread_id,)).fetchone()
+    state = db.execute(
+        "SELECT state FROM threads WHERE principal = ? AND id = ?", (principal, thread_id)
+    ).fetchone()
     next_op = db.execute(
         "SELECT COALESCE(MAX(seq), 0) + 1 FROM operations WHERE run_id = ?", (run_id,)
     ).fetchone()[0]

@@ -153,8 +153,8 @@ def _find(
     if answer.kind == "client":
         row = db.execute(
             f"SELECT {PENDING_COLUMNS} FROM pending "
-            "WHERE thread_id = ? AND call_id = ? AND kind = 'client'",
-            (thread_id, answer.call_id),
+            "WHERE principal = ? AND thread_id = ? AND call_id = ? AND kind = 'client'",
+            (principal, thread_id, answer.call_id),
         ).fetchone()
         if row is None:
             raise Rejected(
@@ -192,8 +192,9 @@ def _issued(
         return tuple(row)
     if answer.kind == "approval":
         asked = db.execute(
-            "SELECT 1 FROM pending WHERE thread_id = ? AND call_id = ? AND kind = 'approval'",
-            (thread_id, answer.call_id),
+            "SELECT 1 FROM pending "
+            "WHERE principal = ? AND thread_id = ? AND call_id = ? AND kind = 'approval'",
+            (principal, thread_id, answer.call_id),
         ).fetchone()
         if answer.call_id in issued and asked is None:
             raise Rejected(

@@ -24,9 +24,12 @@ API (tests, scripts, and ``recover``, which the server calls once at start-up,
 before it serves).
 
 **Ownership.** Every thread, run, segment, pending call and event log records
-the *principal* that created it (``""`` when the app has no users). A method
-given another principal's thread or run behaves as if it did not exist:
-reads return nothing, ``begin`` raises ``Rejected`` 404 ``not_found``.
+the *principal* that created it (``""`` when the app has no users). A thread is
+named by its principal and its id: two principals' threads of one id are two
+threads, which never share history, pending calls, state or a lock, so another's
+thread is to a principal what an id nobody used is (``begin`` starts a new thread
+there). Run ids are global, and a method given another principal's run behaves as
+if it did not exist (reads return nothing).
 
 **Processes.** A segment is owned by the process running it (an ``owners`` row
 with a lease its heartbeat renews). A request on a thread whose segment is
@@ -238,8 +241,9 @@ class Journal(Protocol):
         messages are new, the rest is taken only to start a new thread, and
         tool results the journal has not seen become client answers. ``state``
         is taken only for a new thread (a journaled thread's state is the
-        journal's). Raises ``Rejected`` (and writes nothing) for another
-        principal's thread (404), a thread already running (409
+        journal's). The thread is ``principal``'s ``thread_id`` (another
+        principal's thread of that id is not looked at: this one is new). Raises
+        ``Rejected`` (and writes nothing) for a thread already running (409
         ``thread_busy``), a run id used before (409), or a forged, replayed,
         cross-thread or edited approval (or answer to a question, or one sent the
         wrong way: 409 ``answer_mismatch``), or a result for a call never issued.
