@@ -36,6 +36,7 @@ from ._convert import ApprovalRule, model_name, to_tool
 from ._rounds import waiting
 from ._sampling import Sampling
 from ._session import Connection, why
+from ._tasks import TasksExtension
 
 log = logging.getLogger("callwright.mcp")
 
@@ -220,6 +221,7 @@ class MCPServer:
             message_handler=self._on_message,
             client_info=_client_info(),
             cache=None,
+            extensions=[TasksExtension()],
         )
 
     def _transport(self) -> Any:
