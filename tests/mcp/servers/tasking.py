@@ -30,7 +30,7 @@ from mcp.server import MCPServer
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.extension import Extension, MethodBinding
 from mcp.shared.exceptions import MCPError
-from mcp.types import CallToolRequestParams, RequestParams
+from mcp.types import CallToolRequestParams, CallToolResult, RequestParams, TextContent
 
 TASKS = "io.modelcontextprotocol/tasks"
 TTL_MS = 60_000
@@ -189,7 +189,9 @@ class Tasks(Extension):
     ) -> HandlerResult:
         _note("CALLS_FILE", params.name)
         if params.name == "traced":
-            return _text((ctx.meta or {}).get("traceparent", "none"))
+            said = str((ctx.meta or {}).get("traceparent", "none"))
+            text = [TextContent(type="text", text=said)]
+            return CallToolResult(content=text, structured_content={"result": said})
         work = WORK.get(params.name)
         if work is None or not _declared(ctx):
             return await call_next(ctx)
