@@ -17,6 +17,11 @@ while it waits, inside one process: here the session's ``call_tool`` returns the
 round are put to the human one after another and the tool is called again once all are
 answered; requests no human answers (sampling, roots) go to the session's callbacks at
 once.
+
+A server of the tasks extension (``_tasks``) may answer the call with a task instead:
+it is polled here (``follow``) until it ends, its status messages are the call's
+progress, and its questions pause the run the same way, as a ``Round`` that names the
+task, so the answers go to that task (``tasks/update``) rather than to a new call.
 """
 
 from __future__ import annotations

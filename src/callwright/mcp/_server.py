@@ -12,7 +12,10 @@ timeouts, progress), so an MCP client gets what a front end gets:
   put to the client's user by elicitation (``_asking``); refused with a clear error
   when the client cannot be asked;
 * cancellation (``notifications/cancelled``) honoured: the call's tools see their
-  cancel token and are stopped.
+  cancel token and are stopped;
+* for a 2026-07-28 client that declares the tasks extension, a long call (or one that
+  asks its user) as a task (``_taskbook``): polled, answered and cancelled by the
+  client, owned by its principal, bounded in time.
 
 The low-level server rather than the SDK's ``MCPServer`` because the tools are
 already described by JSON Schemas, validated and run by callwright.
