@@ -14,6 +14,7 @@ neither read nor cancel.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -25,6 +26,7 @@ import httpx2
 import mcp_types as types
 import pytest
 from mcp import Client
+from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from starlette.requests import Request
@@ -43,6 +45,7 @@ from callwright.mcp._tasks import (
 )
 
 MODERN = "2026-07-28"
+AGENT = Path(__file__).resolve().parent / "agent.py"
 ALICE = "alice-token-0123456789abcdef"
 BOB = "bob-token-0123456789abcdef"
 
@@ -208,6 +211,13 @@ async def test_a_task_asks_its_user_and_is_answered_with_an_update(
         async with client(server.url, elicitation_callback=never) as connected:
             handle = await call(connected, "delete_file", {"path": "/tmp/a"})
             asking = await get(connected, handle.task_id)
+            bad = UpdateTaskRequest(
+                params=UpdateTaskParams(
+                    task_id=handle.task_id, input_responses={"q1": {"action": "maybe"}}
+                )
+            )
+            with pytest.raises(MCPError) as refused:
+                await connected.session.send_request(bad, Acknowledged)
             approval = {"action": "accept", "content": {"approved": True}}
             update = UpdateTaskRequest(
                 params=UpdateTaskParams(
@@ -225,6 +235,8 @@ async def test_a_task_asks_its_user_and_is_answered_with_an_update(
     assert question["method"] == "elicitation/create"
     assert question["params"]["message"] == 'Allow delete_file to run with {"path": "/tmp/a"}?'
     assert question["params"]["requestedSchema"]["required"] == ["approved"]
+    assert refused.value.code == types.INVALID_PARAMS
+    assert refused.value.message == "inputResponses['q1'] is not an answer to an elicitation"
     assert acknowledged is not None
     assert done.status == "completed"
     assert done.result is not None
@@ -313,3 +325,16 @@ def test_tasks_are_not_offered_when_turned_off(http_server_with: Any) -> None:
         )
     assert "extensions" not in discovered["capabilities"]
     assert answer(refused)["error"]["code"] == types.METHOD_NOT_FOUND
+
+
+async def test_a_stdio_client_gets_tasks_too() -> None:
+    command = [sys.executable, "-m", "callwright.cli", "mcp", "--agent", f"{AGENT}:make_agent"]
+    params = StdioServerParameters(command=command[0], args=command[1:])
+    seen: list[DetailedTask] = []
+    async with Client(params, mode="auto", extensions=[TasksExtension()]) as connected:
+        handle = await call(connected, "slow", {"steps": 40})
+        done = await until_done(connected, handle.task_id, seen)
+    assert isinstance(handle, TaskHandle)  # past the default task_after (1 s)
+    assert done.status == "completed"
+    assert done.result is not None
+    assert done.result["content"][0]["text"] == "40 steps done"
