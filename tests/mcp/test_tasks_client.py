@@ -54,6 +54,15 @@ async def test_a_task_is_polled_to_its_result_with_progress(tasking: Any) -> Non
     assert tasking.calls() == ["count"]
 
 
+async def test_a_failed_task_is_an_error_result_the_model_reads(tasking: Any) -> None:
+    async with Agent(scripted("broken", {}), toolsets=[server(tasking)]) as agent:
+        result = await agent.run("break")
+    assert result.status == "completed"
+    assert (
+        result.output == "Done: MCP server 'tasking': the task failed: the backend is down (error)"
+    )
+
+
 async def test_cancelling_the_run_cancels_the_task(tasking: Any) -> None:
     async with Agent(scripted("forever", {}), toolsets=[server(tasking)]) as agent:
         run = agent.stream("wait")

@@ -8,6 +8,7 @@ text and nothing of callwright's:
   id to ``CANCELLED_FILE``;
 * ``confirm(what)``: a task that asks its user (``input_required``, an elicitation) and
   completes with what they answered;
+* ``broken()``: a task that fails with a JSON-RPC error;
 * ``traced()``: no task: answers with the ``traceparent`` its request's ``_meta`` carried.
 
 Every ``tools/call`` appends the tool's name to ``CALLS_FILE`` (when set), so a test can
@@ -55,6 +56,7 @@ class Job:
         self.status = "working"
         self.message: str | None = None
         self.result: dict[str, Any] | None = None
+        self.error: dict[str, Any] | None = None
         self.asking: dict[str, Any] = {}
         self.answer: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self.work: asyncio.Task[None] | None = None
@@ -78,6 +80,8 @@ class Job:
             out["inputRequests"] = self.asking
         if self.status == "completed" and result_type == "complete":
             out["result"] = self.result
+        if self.status == "failed" and result_type == "complete":
+            out["error"] = self.error
         return out
 
 
@@ -126,7 +130,13 @@ async def _confirm(job: Job, what: str) -> None:
     job.set("completed")
 
 
-WORK = {"count": _count, "forever": _forever, "confirm": _confirm}
+async def _broken(job: Job) -> None:
+    await asyncio.sleep(0.1)
+    job.error = {"code": -32603, "message": "the backend is down"}
+    job.set("failed", "the backend is down")
+
+
+WORK = {"count": _count, "forever": _forever, "confirm": _confirm, "broken": _broken}
 
 
 def _declared(ctx: ServerRequestContext[Any, Any]) -> bool:
@@ -220,6 +230,12 @@ def forever() -> str:
 def confirm(what: str) -> str:
     """Asks the user to confirm (as a task)."""
     return f"{what}: no task, no question"
+
+
+@server.tool()
+def broken() -> str:
+    """Fails (as a task) with a JSON-RPC error."""
+    return "no task: nothing broke"
 
 
 @server.tool()
