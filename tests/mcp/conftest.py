@@ -8,6 +8,8 @@
   be made to do on demand (change its tools while connected, die mid-call).
 * ``servers/asking.py``: tools that ask the user the 2026-07-28 way (multi-round-trip
   elicitation), on the SDK's own server API.
+* ``servers/tasking.py``: tools answered with tasks (the tasks extension), on the SDK's
+  extension seam.
 
 Each is started over stdio by ``MCPServer.stdio`` and, for streamable HTTP, as a
 subprocess on a free port of 127.0.0.1.
@@ -38,6 +40,7 @@ MCP_JS = TESTS / "mcp_js"
 EVERYTHING = MCP_JS / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist"
 CHANGING = Path(__file__).resolve().parent / "servers" / "changing.py"
 ASKING = Path(__file__).resolve().parent / "servers" / "asking.py"
+TASKING = Path(__file__).resolve().parent / "servers" / "tasking.py"
 ASKING_KEY = "callwright-tests-request-state-key-0123456789"
 """The key ``servers/asking.py`` seals its request state under (one that outlives it)."""
 AGENT = Path(__file__).resolve().parent / "agent.py"
@@ -134,6 +137,31 @@ def changing_http() -> Iterator[HTTPPeer]:
 def asking_http() -> Iterator[HTTPPeer]:
     port = free_port()
     peer = HTTPPeer([sys.executable, str(ASKING), "http", str(port)], port)
+    yield peer
+    peer.stop()
+
+
+class TaskingPeer(HTTPPeer):
+    """servers/tasking.py on a free port; ``calls`` and ``cancelled`` read what it noted."""
+
+    def __init__(self, folder: Path) -> None:
+        self.calls_file = folder / "calls"
+        self.cancelled_file = folder / "cancelled"
+        port = free_port()
+        env = {"CALLS_FILE": str(self.calls_file), "CANCELLED_FILE": str(self.cancelled_file)}
+        super().__init__([sys.executable, str(TASKING), "http", str(port)], port, env)
+
+    def calls(self) -> list[str]:
+        return self.calls_file.read_text().split() if self.calls_file.exists() else []
+
+    def cancelled(self) -> list[str]:
+        return self.cancelled_file.read_text().split() if self.cancelled_file.exists() else []
+
+
+@pytest.fixture
+def tasking(tmp_path: Path) -> Iterator[TaskingPeer]:
+    """servers/tasking.py over streamable HTTP, for one test."""
+    peer = TaskingPeer(tmp_path)
     yield peer
     peer.stop()
 

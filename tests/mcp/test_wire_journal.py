@@ -251,3 +251,37 @@ def test_after_a_restart_an_ai_sdk_decline_reaches_the_2026_server(
     result = next(f for f in second if f["type"] == "tool-output-available")
     assert result["toolCallId"] == data["toolCallId"]
     assert result["output"] == {"result": "the server saw: decline"}
+
+
+def confirmer(tasking: Any) -> Agent:
+    """Calls servers/tasking.py's ``confirm``: a task that asks its user."""
+    model = ScriptedModel(asking("confirm", {"what": "deploy"}), record=False)
+    return Agent(model, toolsets=[MCPServer.http(tasking.url, name="tasking")])
+
+
+def test_after_a_restart_the_answer_goes_to_the_same_task(
+    tasking: Any, journal_target: str
+) -> None:
+    """The task id rides the question's state in the journal: the restarted server sends
+    the answer to that task (``tasks/update``) and polls it; the tool is not called again."""
+    with (
+        serving(confirmer(tasking), journal_target) as url,
+        httpx.Client(base_url=url, timeout=60) as client,
+    ):
+        thread, messages, interrupt = agui_ask(client)
+    assert interrupt["reason"] == "input_required" and "state" not in interrupt
+    assert interrupt["responseSchema"]["required"] == ["reason"]
+    with closing(open_journal(journal_target)) as journal:
+        [pending] = journal.pending(thread)
+    assert pending.request is not None and pending.request.state["task"]
+    # the server stopped; the MCP server (another process) keeps its task
+    entry = {"interruptId": interrupt["id"], "status": "resolved", "payload": {"reason": "ok"}}
+    with (
+        serving(confirmer(tasking), journal_target) as url,
+        httpx.Client(base_url=url, timeout=60) as client,
+    ):
+        events = frames(client.post("/agui", json=agui_body(thread, messages, resume=[entry])))
+    content, finished = answered(events)
+    assert content == "deploy: accept ok"
+    assert finished["type"] == "RUN_FINISHED" and finished["outcome"] == {"type": "success"}
+    assert tasking.calls() == ["confirm"]

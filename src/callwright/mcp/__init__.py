@@ -7,6 +7,10 @@
 * ``serve_stdio`` (``callwright mcp``), ``MCPEndpoint`` and ``mount_mcp``: an agent's
   server tools, and optionally the agent itself as one tool, served to MCP clients;
   approvals are asked through the client's elicitation.
+
+Both sides speak the 2026-07-28 revision (no handshake, no session, ``server/discover``)
+and the 2025-11-25 one, and the tasks extension (``io.modelcontextprotocol/tasks``) for
+long-running calls; W3C trace context travels in each request's ``_meta``.
 """
 
 from ._client import MCPServer

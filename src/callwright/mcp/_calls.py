@@ -242,7 +242,8 @@ class Calls:
         try:
             await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
         except asyncio.CancelledError:  # the executor stops the call (a timeout, a hard cancel)
-            task.cancel()
+            task.cancel()  # and waits, bounded, for the server to be told (tasks/cancel)
+            await asyncio.wait({task}, timeout=_rounds.CANCEL_GRACE)
             raise
         finally:
             asked.cancel()

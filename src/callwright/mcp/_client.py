@@ -6,7 +6,9 @@ them is an ordinary call: streamed arguments, approval (by the tool's hints unle
 ``requires_approval`` says otherwise), progress to ``ctx.progress``, cancellation
 passed on to the server, a timeout, error results the model can read, and the
 server's questions (elicitation) put to the human through the run's pause. Sampling
-is served only when asked for (``sampling=``, see ``_sampling``).
+is served only when asked for (``sampling=``, see ``_sampling``). A 2026-07-28 server
+may answer a call with a task (the tasks extension, declared on every request): the
+call polls it, and cancelling the call cancels the task (``_rounds.follow``).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from ._convert import ApprovalRule, model_name, to_tool
 from ._rounds import waiting
 from ._sampling import Sampling
 from ._session import Connection, why
+from ._tasks import TasksExtension
 
 log = logging.getLogger("callwright.mcp")
 
@@ -220,6 +223,7 @@ class MCPServer:
             message_handler=self._on_message,
             client_info=_client_info(),
             cache=None,
+            extensions=[TasksExtension()],
         )
 
     def _transport(self) -> Any:

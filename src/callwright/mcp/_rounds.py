@@ -17,6 +17,11 @@ while it waits, inside one process: here the session's ``call_tool`` returns the
 round are put to the human one after another and the tool is called again once all are
 answered; requests no human answers (sampling, roots) go to the session's callbacks at
 once.
+
+A server of the tasks extension (``_tasks``) may answer the call with a task instead:
+it is polled here (``follow``) until it ends, its status messages are the call's
+progress, and its questions pause the run the same way, as a ``Round`` that names the
+task, so the answers go to that task (``tasks/update``) rather than to a new call.
 """
 
 from __future__ import annotations
@@ -34,6 +39,16 @@ from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from ..call import ToolError
 from ..elicitation import InputAnswer, InputRequest
+from ._tasks import (
+    Acknowledged,
+    CancelTaskRequest,
+    DetailedTask,
+    GetTaskRequest,
+    TaskHandle,
+    TaskParams,
+    UpdateTaskParams,
+    UpdateTaskRequest,
+)
 
 MAX_ROUNDS = 10
 """Rounds a call may take without a human (state-only or sampling rounds) before it
@@ -47,6 +62,7 @@ MAX_PAGES = 100
 """Pages of a listing read at most when a call is sent again after ``HEADER_MISMATCH``."""
 
 _RESPONSES: TypeAdapter[types.InputResponses] = TypeAdapter(types.InputResponses)
+_INPUT: TypeAdapter[types.InputRequest] = TypeAdapter(types.InputRequest)
 
 Progress = ProgressFnT
 
@@ -69,6 +85,11 @@ class Round(BaseModel):
     """The round's questions not yet answered, by key, as JSON (``ElicitRequest``s)."""
     key: str | None = None
     """Which of them the human is asked now (named, as a journal keeps JSON keys sorted)."""
+    task: str | None = None
+    """The server's task the call became (the tasks extension): the answers go to it
+    (``tasks/update``) and it is polled again, rather than the tool called again."""
+    seen: list[str] = Field(default_factory=list)
+    """The task's question keys already put to the human (a poll may show them again)."""
 
     model_config = {"populate_by_name": True}
 
@@ -138,6 +159,9 @@ def answered(round_: Round, answer: InputAnswer) -> Round:
 async def drive(client: Client, round_: Round, progress: Progress) -> types.CallToolResult | Round:
     """Call the tool (again, with the round's answers and state) until it has a result
     or asks the human; sampling and state-only rounds are taken here."""
+    if round_.task is not None:
+        await _update(client, round_.task, round_.responses())
+        return await follow(client, round_, round_.task, progress)
     responses = round_.responses() or None
     state = round_.request_state
     delay = BACKOFF[0]
@@ -145,6 +169,8 @@ async def drive(client: Client, round_: Round, progress: Progress) -> types.Call
         result = await _send(client, round_, responses, state, progress)
         if isinstance(result, types.CallToolResult):
             return result
+        if isinstance(result, TaskHandle):
+            return await follow(client, round_, result.task_id, progress)
         requests = result.input_requests or {}
         questions = {k: r for k, r in requests.items() if isinstance(r, types.ElicitRequest)}
         others = {k: r for k, r in requests.items() if k not in questions}
@@ -180,19 +206,25 @@ async def _send(
     responses: types.InputResponses | None,
     state: str | None,
     progress: Progress,
-) -> types.CallToolResult | types.InputRequiredResult:
+) -> types.CallToolResult | types.InputRequiredResult | TaskHandle:
     """One ``tools/call``; after ``HEADER_MISMATCH`` (the tool's listed schema is stale)
     the tool is listed again and the call sent once more, as the SDK's own client does."""
     for attempt in (1, 2):
         try:
-            return await client.session.call_tool(
+            result = await client.session.call_tool(
                 round_.tool,
                 round_.arguments,
                 progress_callback=progress,
                 input_responses=responses,
                 request_state=state,
                 allow_input_required=True,
+                allow_claimed=True,
             )
+            if not isinstance(
+                result, types.CallToolResult | types.InputRequiredResult | TaskHandle
+            ):
+                raise ToolError(f"MCP server {round_.server!r} answered with an unknown result.")
+            return result
         except MCPError as exc:
             if exc.code != types.HEADER_MISMATCH or attempt == 2:
                 raise
@@ -231,3 +263,93 @@ def refused_state(exc: MCPError) -> bool:
         and isinstance(data, dict)
         and data.get("reason") == "invalid_request_state"
     )
+
+
+POLL = (0.05, 5.0)
+"""Shortest and longest wait (seconds) between two polls of a task, whatever the server
+suggests."""
+
+CANCEL_GRACE = 5.0
+"""Seconds ``tasks/cancel`` may take when the call is stopped (a server that does not
+answer is not waited on longer)."""
+
+
+async def follow(
+    client: Client, round_: Round, task_id: str, progress: Progress
+) -> types.CallToolResult | Round:
+    """Poll the server's task until it ends (its result, or a ToolError) or asks the human
+    a question it has not asked before (the round the run pauses on). Its status messages
+    are the call's progress; a call stopped while it polls cancels the task."""
+    seen = list(round_.seen)
+    said: str | None = None
+    count = 0
+    try:
+        while True:
+            task = await client.session.send_request(
+                GetTaskRequest(params=TaskParams(task_id=task_id)), DetailedTask
+            )
+            if task.status_message and task.status_message != said:
+                said = task.status_message
+                count += 1
+                await progress(count, None, said)
+            if task.status == "completed":
+                return types.CallToolResult.model_validate(task.result or {"content": []})
+            if task.status in ("failed", "cancelled"):
+                why = (task.error or {}).get("message") or task.status_message or task.status
+                raise ToolError(f"MCP server {round_.server!r}: the task {task.status}: {why}")
+            if task.status == "input_required":
+                asked = await _task_questions(client, round_, task_id, task, seen)
+                if asked is not None:
+                    return asked
+            wait = (task.poll_interval_ms or 1000) / 1000
+            await anyio.sleep(min(max(wait, POLL[0]), POLL[1]))
+    except anyio.get_cancelled_exc_class():
+        with anyio.CancelScope(shield=True), anyio.move_on_after(CANCEL_GRACE):
+            await client.session.send_request(
+                CancelTaskRequest(params=TaskParams(task_id=task_id)), Acknowledged
+            )
+        raise
+
+
+async def _task_questions(
+    client: Client, round_: Round, task_id: str, task: DetailedTask, seen: list[str]
+) -> Round | None:
+    """The task's new questions as a round the run pauses on (None: nothing new to ask);
+    requests no human answers (sampling, roots) are answered here at once."""
+    fresh = {k: r for k, r in (task.input_requests or {}).items() if k not in seen}
+    seen.extend(fresh)
+    try:
+        requests = {k: _INPUT.validate_python(r) for k, r in fresh.items()}
+    except ValidationError:
+        raise ToolError(
+            f"MCP server {round_.server!r} asked for input it cannot be given."
+        ) from None
+    questions = {k: r for k, r in requests.items() if isinstance(r, types.ElicitRequest)}
+    others = {k: r for k, r in requests.items() if k not in questions}
+    if others:
+        await _update(client, task_id, await _dispatch(client, others))
+    if not questions:
+        return None
+    return Round(
+        server=round_.server,
+        tool=round_.tool,
+        arguments=round_.arguments,
+        task=task_id,
+        seen=seen,
+        asking={
+            k: q.model_dump(mode="json", by_alias=True, exclude_none=True)
+            for k, q in questions.items()
+        },
+        key=next(iter(questions)),
+    )
+
+
+async def _update(client: Client, task_id: str, responses: types.InputResponses) -> None:
+    params = UpdateTaskParams(
+        task_id=task_id,
+        input_responses={
+            k: v.model_dump(mode="json", by_alias=True, exclude_none=True)
+            for k, v in responses.items()
+        },
+    )
+    await client.session.send_request(UpdateTaskRequest(params=params), Acknowledged)

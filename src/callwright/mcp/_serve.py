@@ -44,6 +44,7 @@ from ._owners import (
     user_for,
 )
 from ._server import AgentServer
+from ._taskbook import MAX_TASKS_PER_PRINCIPAL, TASK_AFTER, TASK_TTL
 
 MCP_EXPOSED_HEADERS = "mcp-session-id, mcp-protocol-version"
 """What a page of an allowed origin may read of an answer (its MCP session)."""
@@ -69,6 +70,7 @@ async def serve_stdio(
             options = served.server.create_initialization_options()
             await served.server.run(read, write, options)
     finally:
+        served.tasks.close()
         await agent.aclose()
 
 
@@ -95,6 +97,14 @@ class MCPEndpoint:
     minutes; None: never) is closed. Without ``authenticate`` every caller is the same
     principal, unless the app's own middleware names the user as the MCP SDK's auth
     does (an ``AuthenticatedUser`` in ``scope["user"]``).
+
+    A 2026-07-28 client that declares the tasks extension gets a task for a call still
+    running after ``task_after`` seconds (1; None: never), or asking its user: it polls
+    ``tasks/get``, answers with ``tasks/update`` and stops it with ``tasks/cancel``. A
+    task belongs to its caller's principal like a paused call, runs at most ``task_ttl``
+    seconds (an hour; then it is stopped and fails as expired), is kept as long after it
+    ended, and one principal holds at most ``max_tasks_per_principal`` (1,000; past it
+    calls are answered without a task). Tasks live in this process.
     """
 
     def __init__(
@@ -112,6 +122,9 @@ class MCPEndpoint:
         session_idle_timeout: float | None = SESSION_IDLE_TIMEOUT,
         max_sessions_per_principal: int = MAX_SESSIONS_PER_PRINCIPAL,
         max_paused_per_principal: int = MAX_PAUSED_PER_PRINCIPAL,
+        task_after: float | None = TASK_AFTER,
+        task_ttl: float = TASK_TTL,
+        max_tasks_per_principal: int = MAX_TASKS_PER_PRINCIPAL,
     ) -> None:
         self.authenticate = authenticate
         self.agent_server = AgentServer(
@@ -120,6 +133,9 @@ class MCPEndpoint:
             expose_agent=expose_agent,
             tools=tools,
             max_paused_per_principal=max_paused_per_principal,
+            task_after=task_after,
+            task_ttl=task_ttl,
+            max_tasks_per_principal=max_tasks_per_principal,
         )
         hosts = [_host_entry(h) for h in allowed_hosts] if allowed_hosts is not None else None
         self.gate = Gate.of(allowed_origins or (), hosts)
@@ -208,6 +224,7 @@ class MCPEndpoint:
                 yield
         finally:
             self.sessions.clear()
+            self.agent_server.tasks.close()
 
 
 def _refused(refused: WireError, headers: dict[str, str]) -> Response:

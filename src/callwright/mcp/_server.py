@@ -12,7 +12,10 @@ timeouts, progress), so an MCP client gets what a front end gets:
   put to the client's user by elicitation (``_asking``); refused with a clear error
   when the client cannot be asked;
 * cancellation (``notifications/cancelled``) honoured: the call's tools see their
-  cancel token and are stopped.
+  cancel token and are stopped;
+* for a 2026-07-28 client that declares the tasks extension, a long call (or one that
+  asks its user) as a task (``_taskbook``): polled, answered and cancelled by the
+  client, owned by its principal, bounded in time.
 
 The low-level server rather than the SDK's ``MCPServer`` because the tools are
 already described by JSON Schemas, validated and run by callwright.
@@ -34,6 +37,8 @@ import mcp_types as types
 from mcp.server import Server
 from mcp.server.context import ServerRequestContext
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
+from mcp.shared.exceptions import MCPError
+from mcp.shared.inbound import decode_header_value
 
 from .. import acts
 from ..call import ArgumentBuffer, Call, CallState, Decision, ToolError
@@ -48,6 +53,14 @@ from ..usage import Usage
 from . import _asking
 from ._asking import MAX_PAUSED_PER_PRINCIPAL, PAUSE_TTL, CannotAsk, Waiting
 from ._owners import principal_of
+from ._taskbook import (
+    MAX_TASKS_PER_PRINCIPAL,
+    TASK_AFTER,
+    TASK_TTL,
+    ServedTask,
+    TaskBook,
+)
+from ._tasks import TASKS, TaskParams, UpdateTaskParams, declared
 
 log = logging.getLogger("callwright.mcp")
 
@@ -83,11 +96,13 @@ def agent_description(agent: Agent[Any, Any], tool_name: str) -> str:
 
 
 class _Progress:
-    """A call's progress as MCP progress notifications: a rising count and the status."""
+    """A call's progress as MCP progress notifications: a rising count and the status;
+    once the call is a task the client holds, as the task's status message."""
 
     def __init__(self, ctx: ServerRequestContext[Any, Any]) -> None:
         self.ctx = ctx
         self.count = 0
+        self.task: ServedTask | None = None
 
     async def report(self, event: Event) -> None:
         if isinstance(event, ToolProgress):
@@ -97,6 +112,10 @@ class _Progress:
         else:
             return
         self.count += 1
+        if self.task is not None:
+            self.task.progress(text)
+            if self.task.listed:
+                return
         with contextlib.suppress(Exception):  # a client that went away misses progress only
             await self.ctx.session.report_progress(self.count, None, text)
 
@@ -227,6 +246,9 @@ class AgentServer:
         expose_agent: bool | str = False,
         tools: Sequence[str] | None = None,
         max_paused_per_principal: int = MAX_PAUSED_PER_PRINCIPAL,
+        task_after: float | None = TASK_AFTER,
+        task_ttl: float = TASK_TTL,
+        max_tasks_per_principal: int = MAX_TASKS_PER_PRINCIPAL,
     ) -> None:
         self.agent = agent
         self.name = name or agent.name or "callwright"
@@ -243,8 +265,16 @@ class AgentServer:
             version=_version(),
             instructions=agent.description,  # never the system prompt
             on_list_tools=self.list_tools,
-            on_call_tool=self.call_tool,
         )
+        self.server.add_request_handler("tools/call", types.CallToolRequestParams, self.call_tool)
+        self.task_after = task_after
+        """Seconds a call runs before it becomes a task (None: calls never do)."""
+        self.tasks = TaskBook(task_ttl, max_tasks_per_principal)
+        if task_after is not None:
+            self.server.extensions[TASKS] = {}
+            self.server.add_request_handler("tasks/get", TaskParams, self.get_task)
+            self.server.add_request_handler("tasks/update", UpdateTaskParams, self.update_task)
+            self.server.add_request_handler("tasks/cancel", TaskParams, self.cancel_task)
         security = RequestStateSecurity(
             keys=[os.urandom(32)], ttl=PAUSE_TTL, bind_principal=principal_of
         )
@@ -278,7 +308,7 @@ class AgentServer:
 
     async def call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult | types.InputRequiredResult:
+    ) -> types.CallToolResult | types.InputRequiredResult | dict[str, Any]:
         progress = _Progress(ctx)
         if _asking.modern(ctx) and params.request_state is not None:
             waiting = self.waiting.take(principal_of(ctx), params.request_state)
@@ -294,7 +324,109 @@ class AgentServer:
         runner = await self._runner(params)
         if isinstance(runner, types.CallToolResult):
             return runner
+        if self.task_after is not None and _asking.modern(ctx) and declared(_capabilities(ctx)):
+            return await self._maybe_task(ctx, runner, progress)
         return await self._drive(ctx, runner, {}, progress)
+
+    # --- tasks (the tasks extension, see _taskbook) ---------------------------------------
+
+    async def _maybe_task(
+        self, ctx: ServerRequestContext[Any, Any], runner: _Runner, progress: _Progress
+    ) -> types.CallToolResult | types.InputRequiredResult | dict[str, Any]:
+        """Run the call; still running after ``task_after`` seconds, or asking the user,
+        it goes on as a task and the client gets the task's handle."""
+        task = self.tasks.new(principal_of(ctx))
+        if task is None:
+            return await self._drive(ctx, runner, {}, progress)
+        progress.task = task
+        work = asyncio.ensure_future(self._task_work(task, runner, progress, _asking.can_ask(ctx)))
+        task.work = work
+        asked = asyncio.ensure_future(task.asked.wait())
+        try:
+            await asyncio.wait(
+                {work, asked}, timeout=self.task_after, return_when=asyncio.FIRST_COMPLETED
+            )
+        except asyncio.CancelledError:  # the client went away before it had a task
+            work.cancel()
+            raise
+        finally:
+            asked.cancel()
+        if work.done() and not task.asked.is_set():
+            result = work.result()
+            if result is None:  # failed: the JSON-RPC error the call would have had
+                raise MCPError(types.INTERNAL_ERROR, task.message or "The call failed.")
+            return result
+        self.tasks.add(task)
+        return task.wire("task")
+
+    async def _task_work(
+        self, task: ServedTask, runner: _Runner, progress: _Progress, can_ask: bool
+    ) -> types.CallToolResult | None:
+        try:
+            result = await self._task_rounds(task, runner, progress, can_ask)
+        except asyncio.CancelledError:
+            task.cancelled("The call was cancelled.")
+            raise
+        except Exception:  # the client sees a JSON-RPC error, never the traceback
+            log.exception("MCP task %s failed", task.id)
+            task.fail(types.INTERNAL_ERROR, "The call failed inside the server.")
+            return None
+        task.complete(result)
+        return result
+
+    async def _task_rounds(
+        self, task: ServedTask, runner: _Runner, progress: _Progress, can_ask: bool
+    ) -> types.CallToolResult:
+        """``_drive`` for a task: a paused round waits ``input_required`` on the task."""
+        replies: dict[str, Reply] = {}
+        for _ in range(MAX_ROUNDS):
+            outcome = await runner.round(replies, progress)
+            if isinstance(outcome, types.CallToolResult):
+                return outcome
+            questions = [_asking.question_for(p) for p in outcome]
+            if any(q is None for q in questions) or not can_ask:
+                return _refused(outcome)
+            answers = await task.ask(outcome, [q for q in questions if q is not None])
+            replies = {p.call_id: _asking.reply_for(p, answers[p.call_id]) for p in outcome}
+        return _text(f"Gave up after {MAX_ROUNDS} rounds of questions.", error=True)
+
+    def _task(self, ctx: ServerRequestContext[Any, Any], params: TaskParams) -> ServedTask:
+        """The caller's task the request names, or the error the spec gives."""
+        if not declared(_capabilities(ctx)):
+            raise MCPError(
+                types.MISSING_REQUIRED_CLIENT_CAPABILITY,
+                "Missing required client capability",
+                {"requiredCapabilities": {"extensions": {TASKS: {}}}},
+            )
+        headers = getattr(ctx.request, "headers", None)
+        if headers is not None and _asking.modern(ctx):
+            named = decode_header_value(headers.get("mcp-name"))
+            if named != params.task_id:
+                raise MCPError(
+                    types.HEADER_MISMATCH,
+                    "mcp-name header does not match the request body's 'taskId' parameter",
+                )
+        task = self.tasks.get(principal_of(ctx), params.task_id)
+        if task is None:
+            raise MCPError(types.INVALID_PARAMS, "Failed to retrieve task: Task not found")
+        return task
+
+    async def get_task(
+        self, ctx: ServerRequestContext[Any, Any], params: TaskParams
+    ) -> dict[str, Any]:
+        return self._task(ctx, params).wire()
+
+    async def update_task(
+        self, ctx: ServerRequestContext[Any, Any], params: UpdateTaskParams
+    ) -> dict[str, Any]:
+        self._task(ctx, params).update(params.input_responses)
+        return {}
+
+    async def cancel_task(
+        self, ctx: ServerRequestContext[Any, Any], params: TaskParams
+    ) -> dict[str, Any]:
+        self._task(ctx, params).stop()
+        return {}
 
     async def _runner(self, params: types.CallToolRequestParams) -> _Runner | types.CallToolResult:
         arguments = dict(params.arguments or {})
@@ -336,6 +468,10 @@ class AgentServer:
             except CannotAsk:
                 return _refused(outcome)
         return _text(f"Gave up after {MAX_ROUNDS} rounds of questions.", error=True)
+
+
+def _capabilities(ctx: ServerRequestContext[Any, Any]) -> types.ClientCapabilities | None:
+    return ctx.session.client_capabilities
 
 
 def _refused(pending: list[PendingCall]) -> types.CallToolResult:
