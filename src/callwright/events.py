@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, TypeAlias
 
 from .elicitation import InputRequest
-from .messages import AssistantMessage
+from .messages import AssistantMessage, Message
 from .usage import Usage
 
 RunStatus = Literal["completed", "paused", "cancelled", "stopped", "error"]
@@ -112,6 +112,22 @@ class StepFinished:
     """Why the model stopped (``stop``, ``tool-calls``, ``length``, ``error`` ...)."""
     usage: Usage
     """What this step's model turn cost."""
+
+
+@dataclass(slots=True)
+class HistoryChanged:
+    """Emitted when the run's history grows (a model reply, a step's tool results) or, as a
+    paused run resumes, its open calls' results are sorted in after their call.
+
+    Encoders ignore it. A journal stores the messages it carries, so it never reads the
+    live run and each step's work is proportional to what the step added.
+    """
+
+    type: ClassVar[str] = "history-changed"
+    start: int
+    """Where in the history ``messages`` begin (earlier messages are unchanged)."""
+    messages: list[Message]
+    """The history from ``start`` on, as it is now."""
 
 
 @dataclass(slots=True)
@@ -426,6 +442,7 @@ Event: TypeAlias = (
     | StepStarted
     | StepFinished
     | ModelResponse
+    | HistoryChanged
     | TextStart
     | TextDelta
     | TextEnd

@@ -81,6 +81,8 @@ class RunState:
 
     data: dict[str, Any] = field(default_factory=dict)
     """The document itself; change it only through ``write`` so clients get every change."""
+    version: int = 0
+    """How many writes the document has had: a journal stores it again only when this moved."""
 
     def get(self, path: tuple[str, ...], default: Any = None) -> Any:
         """The value at ``path`` (list indexes as digit strings), or ``default`` if absent."""
@@ -112,6 +114,7 @@ class RunState:
         ops = self._parents(path)
         ops += _ops_for(path, self.get(path, _MISSING), copy.deepcopy(value), method)
         apply_patch(self.data, ops)
+        self.version += 1
         return ops
 
     def _parents(self, path: tuple[str, ...]) -> Patch:

@@ -95,18 +95,17 @@ async def test_a_heartbeat_in_a_batch_rolled_back_for_another_write_says_nothing
 
 
 async def test_a_commit_run_again_writes_its_messages_once(journal: SQLJournal) -> None:
-    """The commit diffs the messages against what it committed before (in memory): the
-    rolled-back batch must not leave that memory saying they were written."""
+    """A commit replaces the history from its start on: run again after its batch was
+    rolled back (another write in it failed), it writes its messages once."""
     a, b = await started(journal, "ta"), await started(journal, "tb")
     await journal.submit(journal.plan_operations, b.segment, [ROW])  # type: ignore[misc]
-    messages = [*a.history, AssistantMessage("hello")]
+    reply = AssistantMessage("hello")
     results = await in_one_pass(
-        (journal.commit, (a.segment, a.committed, messages, None, [], [])),
+        (journal.commit, (a.segment, len(a.history), [reply], None, [], [])),
         (journal.plan_operations, (b.segment, [ROW])),
     )
     assert results[0] is None and isinstance(results[1], journal._errors)
-    assert a.committed == messages
-    assert journal.history("ta") == messages
+    assert journal.history("ta") == [*a.history, reply]
 
 
 async def test_a_refused_request_between_writes_keeps_them(journal: SQLJournal) -> None:
@@ -148,10 +147,11 @@ async def test_held_writes_keep_every_byte_and_character(journal: SQLJournal) ->
     a = await started(journal, "ta")
     frame = bytes(range(256)) + b"'; DROP TABLE events; --\\"
     text = "it's \\x00-free: \u00e9\u4e2d\U0001f600 %s ? $1 '' \\' E'\\n'"
-    messages = [*a.history, AssistantMessage(text)]
+    reply = AssistantMessage(text)
+    messages = [*a.history, reply]
     results = await in_one_pass(
         (journal.append_events, (a.segment, [(1, "X", frame), (2, "X", b"%s?")])),
-        (journal.commit, (a.segment, a.committed, messages, {"k": text}, [], [])),
+        (journal.commit, (a.segment, len(a.history), [reply], {"k": text}, [], [])),
     )
     assert results == [None, None]
     assert journal.events_after("r-ta", 0) == [(1, frame), (2, b"%s?")]

@@ -30,6 +30,7 @@ from callwright.store import (
     SQLJournal,
     begin_journaled,
     open_journal,
+    recorder_for,
     start_journaled,
 )
 
@@ -231,8 +232,7 @@ async def test_reopen_continues_a_gone_owners_segment_here(
     calls.clear()
     run = agent.start(messages=started.history, decisions={}, state=started.state,
                       run_id="r1", thread_id="t")  # fmt: skip
-    started.committed = list(run.messages)
-    recorder = Recorder(heir, started, run)
+    recorder = recorder_for(heir, started, run)
     async for e in run.events():
         recorder.record(e, b"more")
     assert calls == ["c", "d"]

@@ -35,7 +35,7 @@ from .._approvals import ThreadApprovals
 from ..call import Interrupted
 from ..events import Event, RunStarted, ToolCallResult
 from ..messages import AssistantMessage, ToolResultMessage
-from ..store import Journal, Recorder, Started
+from ..store import Journal, Started, recorder_for
 from ..tool import Tool
 from ..wire import agui, aisdk
 from ..wire._base import SSEEncoder
@@ -127,7 +127,6 @@ def continued_run(
         deps=deps,
         principal=started.segment.principal or None,
     )
-    started.committed = list(run.messages)  # the same objects: commits diff by identity
     run.scope.forwarded_props.update(spec.forwarded_props)
     return run
 
@@ -162,7 +161,7 @@ def _closing(journal: Journal, spec: SegmentSpec, encoder: SSEEncoder) -> list[b
 async def drive(journal: Journal, run: Run[Any, Any], started: Started, spec: SegmentSpec) -> str:
     """Run a reopened segment to its end with no client attached, journaling its frames
     after the ones its first process wrote. Returns the segment's status."""
-    recorder = Recorder(journal, started, run, asynchronous=True)
+    recorder = recorder_for(journal, started, run, asynchronous=True)
     recorder.offset = started.event_offset
     encoder = spec.encoder()
 

@@ -30,6 +30,7 @@ from ..context import CancelToken, DepsT, RunScope
 from ..elicitation import InputAnswer
 from ..events import (
     Event,
+    HistoryChanged,
     ModelResponse,
     PendingCall,
     RunError,
@@ -113,6 +114,8 @@ class Run(Generic[DepsT, OutputT]):
         self.lifecycle = Lifecycle.NEW
         self._state_given = state is not None
         self._new_from = new_from
+        self._reported = new_from
+        """The history before this index has been reported in ``HistoryChanged``."""
         self._steering: deque[Message] = deque()
         self._follow_ups: deque[Message] = deque()
         self._guard = _LoopGuard(settings.limits.max_identical_calls)
@@ -248,6 +251,8 @@ class Run(Generic[DepsT, OutputT]):
             # closed early by the consumer: let running tools know, then unwind
             self.cancel("the run was closed")
             raise
+        for change in self._history_changes():
+            yield change
         yield self._finish(end)
 
     async def _resume(self, end: _Ending) -> AsyncIterator[Event]:
@@ -260,7 +265,10 @@ class Run(Generic[DepsT, OutputT]):
         executor = StepExecutor(calls, self.scope, self.settings.execution, self.decisions)
         async for event in executor.run():
             yield event
+        rewritten = resume.last_assistant_index(self.messages) + 1
         resume.merge_results(self.messages, resume.result_messages(calls))
+        for change in self._history_changes(rewritten):
+            yield change
         end.pending = executor.pending
 
     async def _steps(self, end: _Ending) -> AsyncIterator[Event]:
@@ -278,6 +286,8 @@ class Run(Generic[DepsT, OutputT]):
             self._call_ids.update(call.id for call in outcome.calls)
             self.usage.add(outcome.usage)
             self.messages.append(outcome.reply)
+            for change in self._history_changes():
+                yield change
             yield ModelResponse(step, outcome.reply)
             if outcome.has_output:
                 self._output, self._has_output = outcome.output, True
@@ -292,6 +302,8 @@ class Run(Generic[DepsT, OutputT]):
                 for call in outcome.calls:
                     yield result_event(call)
                 self.messages.extend(resume.result_messages(outcome.calls))
+                for change in self._history_changes():
+                    yield change
                 yield StepFinished(step, turn.message_id, finish, outcome.usage)
                 return
             if self.cancel_token.is_cancelled():
@@ -302,6 +314,8 @@ class Run(Generic[DepsT, OutputT]):
                 yield event
             self.messages.extend(resume.result_messages(outcome.calls))
             self.messages.extend(self._guard.take_nudges())
+            for change in self._history_changes():
+                yield change
             end.pending = executor.pending
             info = StepInfo(step, self.messages, outcome.calls, self.usage)
             yield StepFinished(step, turn.message_id, outcome.finish, outcome.usage)
@@ -310,6 +324,15 @@ class Run(Generic[DepsT, OutputT]):
             if (stop := self._verdict(info, aborted, end.pending)) is not None:
                 end.status, end.reason = stop
                 return
+
+    def _history_changes(self, rewritten: int | None = None) -> list[HistoryChanged]:
+        """What the history gained since it was last reported (from ``rewritten`` on when
+        resuming sorted results in before the end)."""
+        start = self._reported if rewritten is None else min(rewritten, self._reported)
+        self._reported = len(self.messages)
+        if start >= len(self.messages):
+            return []
+        return [HistoryChanged(start, self.messages[start:])]
 
     def _turn(self, step: int) -> ModelTurn:
         settings = self.settings

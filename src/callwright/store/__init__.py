@@ -28,7 +28,7 @@ from .base import (
 )
 from .postgres import PostgresJournal
 from .recorder import Recorder
-from .session import begin_journaled, start_journaled
+from .session import begin_journaled, recorder_for, start_journaled
 from .signing import ApprovalSigner
 from .sqlite import SQLiteJournal
 
@@ -51,5 +51,6 @@ __all__ = [
     "database_errors",
     "digest",
     "open_journal",
+    "recorder_for",
     "start_journaled",
 ]

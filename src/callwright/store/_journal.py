@@ -310,9 +310,7 @@ class SQLJournal(JournalReads, LeaseHolder, TakeOver):
             remembered = [] if thread is None else thread_approvals(db, thread_id, principal)
             if self._owner is not None:
                 self._add(self._live, segment.id)
-        return Started(
-            segment, history, decisions, saved_state, list(history), next_op, 0, remembered
-        )
+        return Started(segment, history, decisions, saved_state, next_op, 0, remembered)
 
     # --- one thread, one run ------------------------------------------------------
 
@@ -485,7 +483,7 @@ class SQLJournal(JournalReads, LeaseHolder, TakeOver):
     def commit(
         self,
         segment: Segment,
-        committed: list[Message],
+        start: int | None,
         messages: list[Message],
         state: dict[str, Any] | None,
         pending: list[PendingRecord],
@@ -495,28 +493,19 @@ class SQLJournal(JournalReads, LeaseHolder, TakeOver):
     ) -> None:
         """One step's writes in one transaction: messages, state, pending calls, events, status.
 
-        The model operations' copies of the replies are dropped once the replies
-        are in the history: a reply is stored once.
+        ``messages`` are the history from ``start`` on (None: unchanged); what the thread
+        held from there is replaced, so a batch run again after a rollback writes the same
+        rows. The model operations' copies of the replies are dropped once the replies are
+        in the history: a reply is stored once.
         """
         now = time.time()
-        first = 0
-        while (
-            first < len(committed) and first < len(messages) and committed[first] is messages[first]
-        ):
-            first += 1
         with self._txs.tx(writes_only=True) as db:
             self._fence(db, segment)
-            if first < len(messages) or first < len(committed):
+            if start is not None:
                 write_messages(
-                    db,
-                    segment.thread_id,
-                    segment.principal,
-                    segment.run_id,
-                    first,
-                    messages[first:],
-                    self.limits,
-                    replace=first < len(committed),
-                )
+                    db, segment.thread_id, segment.principal, segment.run_id, start, messages,
+                    self.limits, replace=True,
+                )  # fmt: skip
             if segment.id in self._planned:
                 db.write(
                     "UPDATE operations SET output = NULL WHERE run_id = ? AND name = 'model'",
@@ -536,8 +525,6 @@ class SQLJournal(JournalReads, LeaseHolder, TakeOver):
                 close(db, segment, status, reason, now)
                 self._discard(self._live, segment.id)
             self._discard(self._planned, segment.id)
-            before, committed[:] = list(committed), messages
-            self._txs.changed(lambda: committed.__setitem__(slice(None), before))
 
     def release(self, segment: Segment, unwritten: list[tuple[str, Any]] | None = None) -> None:
         """See ``Journal.release``: a segment left running is settled now if the journal

@@ -137,9 +137,7 @@ class TakeOver:
             remembered = thread_approvals(db, thread_id, seg_principal)
             self._add(self._live, seg_id)
         segment = Segment(thread_id, run_id, seq, request_id, seg_id, seg_principal)
-        return Started(
-            segment, history, decisions, state, list(history), next_op, offset, remembered
-        )
+        return Started(segment, history, decisions, state, next_op, offset, remembered)
 
     def _may_take(self, db: Db, seg_owner: str | None, seg_id: int, now: float) -> bool:
         if seg_owner is not None and seg_owner == self._owner:

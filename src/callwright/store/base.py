@@ -191,7 +191,6 @@ class Started:
     history: list[Message]
     decisions: dict[str, Decision | InputAnswer]
     state: dict[str, Any] | None
-    committed: list[Message] = field(default_factory=list)
     next_operation: int = 1
     """The run's next operation number (operations continue across segments)."""
     event_offset: int = 0
@@ -281,7 +280,7 @@ class Journal(Protocol):
     def commit(
         self,
         segment: Segment,
-        committed: list[Message],
+        start: int | None,
         messages: list[Message],
         state: dict[str, Any] | None,
         pending: list[PendingRecord],
@@ -289,7 +288,8 @@ class Journal(Protocol):
         status: str | None = None,
         reason: str | None = None,
     ) -> None:
-        """One step's writes in one transaction."""
+        """One step's writes in one transaction: the history from ``start`` on (None:
+        unchanged), the state (None: unchanged), pending calls, frames, the run's end."""
         ...
 
     def events_after(

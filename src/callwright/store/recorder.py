@@ -7,7 +7,12 @@ runs, ``completed`` with its output after), because they are what a restarted
 server reads to tell a finished tool from an interrupted one. Frames for replay
 go with those writes, as one chunk each.
 
-Two modes. Synchronous (``Recorder(journal, started, run)``): every write is a
+The recorder never reads the live run: the history comes from ``HistoryChanged`` events
+(what each step added), the state document is read only when its ``version`` moved, and
+whether a tool may run again from ``idempotent``. A step's journal work is therefore
+proportional to what the step added, however long the thread.
+
+Two modes. Synchronous (``Recorder(journal, started, ...)``): every write is a
 call on the journal, as the library API and tests use it. Asynchronous
 (``asynchronous=True``, what the server uses): writes are held until the next
 *durable point* and then submitted together, as one ``group``, to the journal's
@@ -34,6 +39,7 @@ from typing import Any
 from ..events import (
     ApprovalRequested,
     Event,
+    HistoryChanged,
     InputRequested,
     ModelResponse,
     RunError,
@@ -43,6 +49,8 @@ from ..events import (
     ToolCallResult,
     ToolExecutionStart,
 )
+from ..messages import Message
+from ..state import RunState
 from .base import Journal, JournalUnavailable, PendingRecord, Started, canonical_json
 
 FLUSH_BYTES = 64 * 1024
@@ -61,14 +69,33 @@ def apply_writes(journal: Journal, writes: list[_Write]) -> None:
             method(*args)
 
 
+def _never(name: str) -> bool:
+    return False
+
+
 class Recorder:
     def __init__(
-        self, journal: Journal, started: Started, run: Any, *, asynchronous: bool = False
+        self,
+        journal: Journal,
+        started: Started,
+        *,
+        state: RunState | None = None,
+        idempotent: Callable[[str], bool] = _never,
+        asynchronous: bool = False,
     ) -> None:
+        """``state``: the run's state document (stored when a write changed it);
+        ``idempotent``: whether the tool of that name may run again after a crash (asked
+        per call: an MCP server's tools are listed after the run starts)."""
         self.journal = journal
         self.started = started
         self.segment = started.segment
-        self.run = run
+        self._state = state
+        self._state_version = state.version if state is not None else 0
+        self._idempotent = idempotent
+        self._history_from: int | None = None
+        """Where the history not yet committed begins (None: nothing new)."""
+        self._history: list[Message] = []
+        """The history from ``_history_from`` on, as the last ``HistoryChanged`` said."""
         self.offset = started.event_offset
         """Offsets count this segment's events (one request's stream; a continued
         segment's go on from the last one journaled)."""
@@ -90,7 +117,6 @@ class Recorder:
         self._unplanned: dict[str, Any] | None = None
         self._writes: list[tuple[asyncio.Future[Any], list[_Outcome]]] = []
         self._unwritten: list[_Outcome] = []
-        self._state_text = canonical_json(run.state.data) if hasattr(run, "state") else ""
 
     def record(self, event: Event, frame: bytes = b"") -> Awaitable[None] | None:
         """Journal one event (and the wire frame sent for it).
@@ -164,12 +190,15 @@ class Recorder:
         self._unplanned = rows[0]
         self._do(self.journal.plan_operations, self.segment, rows, self._frames())
 
-    def _idempotent(self, name: str) -> bool:
-        """Read per call, from the run's toolbox as it is now: an MCP server's tools (and
-        their ``idempotentHint``) are listed when the run starts, after the recorder."""
-        toolbox = getattr(self.run, "toolbox", None)
-        tool = toolbox.get(name) if toolbox is not None else None
-        return bool(tool is not None and tool.idempotent)
+    def _on_history(self, event: Event) -> None:
+        """Keep what the history gained for the next commit (a later change from an earlier
+        index replaces what it covers)."""
+        assert isinstance(event, HistoryChanged)
+        start = self._history_from
+        if start is None or event.start < start:
+            self._history_from, self._history = event.start, list(event.messages)
+        else:
+            self._history[event.start - start :] = event.messages
 
     def _on_tool_started(self, event: Event) -> Awaitable[None] | None:
         assert isinstance(event, ToolExecutionStart)
@@ -227,7 +256,7 @@ class Recorder:
         )
 
     def _on_step_started(self, event: Event) -> Awaitable[None] | None:
-        return self._commit() if self._dirty else None
+        return self._commit() if self._dirty or self._history_from is not None else None
 
     def _on_step_finished(self, event: Event) -> Awaitable[None] | None:
         return self._commit()
@@ -261,12 +290,12 @@ class Recorder:
         rows. The run's last commit is, so that a client that sees the end of the
         stream finds the thread free and its pending calls recorded.
         """
-        state = self.run.state.data
-        if self._async:
-            text = canonical_json(state)
-            state = None if text == self._state_text else json.loads(text)  # a snapshot
-            self._state_text = text
-        messages = list(self.run.messages) if self._async else self.run.messages
+        state = None
+        if self._state is not None and self._state.version != self._state_version:
+            self._state_version = self._state.version
+            state = json.loads(canonical_json(self._state.data))  # a snapshot: writes go on
+        start, messages = self._history_from, self._history
+        self._history_from, self._history = None, []
         if self._unplanned is not None and self._async:
             self._unplanned["message"] = None  # its plan is still held: the commit keeps it
         self._unplanned = None
@@ -275,8 +304,8 @@ class Recorder:
         if status is not None:
             self.status = status
         self._do(
-            self.journal.commit, self.segment, self.started.committed, messages, state, pending,
-            self._frames(), status, reason,
+            self.journal.commit, self.segment, start, messages, state, pending, self._frames(),
+            status, reason,
         )  # fmt: skip
         return self._durable(frames=True) if status is not None else None
 
@@ -367,6 +396,7 @@ class Recorder:
 
 _HANDLERS: dict[str, Callable[[Recorder, Any], Awaitable[None] | None]] = {
     ModelResponse.type: Recorder._on_model_response,
+    HistoryChanged.type: Recorder._on_history,
     ToolExecutionStart.type: Recorder._on_tool_started,
     ToolCallResult.type: Recorder._on_tool_result,
     ApprovalRequested.type: Recorder._on_approval,

@@ -59,7 +59,7 @@ def start_journaled(
         closing=closing,
     )
     run = _run(agent, started, client_tools, allow_client_override, deps)
-    return run, Recorder(journal, started, run)
+    return run, recorder_for(journal, started, run)
 
 
 async def begin_journaled(
@@ -101,7 +101,7 @@ async def begin_journaled(
     except BaseException:
         journal.release(started.segment, [])  # nothing will run it: settle it
         raise
-    return run, Recorder(journal, started, run, asynchronous=True)
+    return run, recorder_for(journal, started, run, asynchronous=True)
 
 
 def _run(
@@ -124,5 +124,18 @@ def _run(
         thread_approvals=ThreadApprovals(started.thread_approvals),
         principal=segment.principal or None,
     )
-    started.committed = list(run.messages)  # the same objects: commits diff by identity
     return run
+
+
+def recorder_for(
+    journal: Journal, started: Started, run: Run[Any, Any], *, asynchronous: bool = False
+) -> Recorder:
+    """The recorder of a run: its state document, and its toolbox's idempotent tools."""
+
+    def idempotent(name: str) -> bool:
+        tool = run.toolbox.get(name)
+        return tool is not None and tool.idempotent
+
+    return Recorder(
+        journal, started, state=run.state, idempotent=idempotent, asynchronous=asynchronous
+    )
