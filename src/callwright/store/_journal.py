@@ -34,12 +34,14 @@ from typing import Any, TypeVar
 from ..call import Decision
 from ..elicitation import InputAnswer
 from ..messages import Message
+from ..models._settings import ModelSettings
 from . import _owners
 from ._input import split_request
 from ._lease import LEASE_LAPSED, LeaseHolder
 from ._owners import Heartbeat
 from ._reads import JournalReads
 from ._recovery import INTERRUPTED, settle_run
+from ._run_settings import keep_settings, settings_json
 from ._rows import (
     append_events,
     close,
@@ -251,11 +253,14 @@ class SQLJournal(JournalReads, LeaseHolder, TakeOver):
         *,
         principal: str = "",
         closing: bytes = b"",
+        settings: ModelSettings | None = None,
     ) -> Started:
         """Check the request against the thread and start a segment, atomically (see
         ``Journal.begin``)."""
         if self._lease_lapsed():
             raise Rejected(LEASE_LAPSED, "journal_unavailable", 503)
+        if settings is not None:
+            settings_json(settings)  # settings it cannot keep: refused before any write
         with self._tx() as db:
             read = ("SELECT principal, state FROM threads WHERE id = ?", (thread_id,))
             first = None
@@ -295,6 +300,7 @@ class SQLJournal(JournalReads, LeaseHolder, TakeOver):
                 )
             saved_state = state if thread is None else _loads(thread[1])
             upsert_thread_and_run(db, segment, saved_state, thread is None, now)
+            run_settings = keep_settings(db, segment.run_id, settings)
             appended = [*results.values(), *new]
             if cut is not None:  # a re-sent message: what the client discarded goes
                 del history[cut:]
@@ -309,7 +315,15 @@ class SQLJournal(JournalReads, LeaseHolder, TakeOver):
             if self._owner is not None:
                 self._add(self._live, segment.id)
         return Started(
-            segment, history, decisions, saved_state, list(history), next_op, 0, remembered
+            segment,
+            history,
+            decisions,
+            saved_state,
+            list(history),
+            next_op,
+            0,
+            remembered,
+            run_settings,
         )
 
     # --- one thread, one run ------------------------------------------------------
