@@ -2,7 +2,7 @@
 
 For each provider wire (OpenAI Responses, OpenAI Chat Completions, Anthropic Messages,
 Gemini) and two turns (a text answer of 50 deltas; one tool call whose arguments come in
-30 deltas, all at once for Gemini, whose API sends them whole), both adapters stream the
+29 deltas, all at once for Gemini, whose API sends them whole), both adapters stream the
 same recorded answer from the replay server of tests/models (its ``Replay`` handler and
 the stream builders ``tests/models/_responses.py`` and ``_gemini.py``), run in a process
 of its own so that its work is not counted. Each adapter talks through the provider's

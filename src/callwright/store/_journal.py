@@ -41,7 +41,6 @@ from ._lease import LEASE_LAPSED, LeaseHolder
 from ._owners import Heartbeat
 from ._reads import JournalReads
 from ._recovery import INTERRUPTED, settle_run
-from ._run_settings import keep_settings, settings_json
 from ._rows import (
     append_events,
     close,
@@ -58,6 +57,7 @@ from ._rows import (
     upsert_thread_and_run,
     write_messages,
 )
+from ._run_settings import keep_settings, settings_json
 from ._segments import first_segment, insert_segment, inserted
 from ._sql import Db
 from ._takeover import TakeOver

@@ -20,8 +20,8 @@ from ..call import Decision
 from ..elicitation import InputAnswer
 from . import _owners
 from ._recovery import rebuild
-from ._run_settings import read_settings
 from ._rows import kept_decisions, thread_approvals
+from ._run_settings import read_settings
 from ._sql import Db
 from .base import JournalLimits, Segment, Started
 
