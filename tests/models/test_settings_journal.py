@@ -5,6 +5,7 @@ agent's. Asserted on what the Responses fake server received, on both journal ba
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -197,3 +198,29 @@ def test_settings_round_trip_through_their_dict() -> None:
     assert ModelSettings.from_dict(RUNS.to_dict()) == RUNS
     assert ModelSettings.from_dict({"temperature": 1.0, "later": 1}) == ModelSettings(1.0)
     assert ModelSettings().to_dict() == {}
+
+
+def test_a_journal_made_before_run_settings_gets_the_column(journal_target: str) -> None:
+    """Opening a file or database of the same layout without ``runs.settings`` adds it."""
+    open_journal(journal_target).close()
+    if journal_target.startswith("postgres"):
+        import psycopg
+
+        with psycopg.connect(journal_target, autocommit=True) as db:
+            db.execute("ALTER TABLE runs DROP COLUMN settings")
+        open_journal(journal_target).close()
+        with psycopg.connect(journal_target) as db:
+            rows = db.execute(
+                "SELECT column_name FROM information_schema.columns WHERE table_name = 'runs'"
+            ).fetchall()
+        columns = {name for (name,) in rows}
+    else:
+        db = sqlite3.connect(journal_target)
+        db.execute("ALTER TABLE runs DROP COLUMN settings")
+        db.commit()
+        db.close()
+        open_journal(journal_target).close()
+        db = sqlite3.connect(journal_target)
+        columns = {row[1] for row in db.execute("PRAGMA table_info(runs)")}
+        db.close()
+    assert "settings" in columns
