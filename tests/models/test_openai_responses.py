@@ -626,3 +626,17 @@ async def test_parallel_tool_calls_is_left_out_without_tools(replay: Any) -> Non
     request = ModelRequest([UserMessage("hi")], settings=ModelSettings(parallel_tool_calls=True))
     await collect(model(replay), request)
     assert "parallel_tool_calls" not in replay.requests[0]["json"]
+
+
+async def test_extras_the_sdk_does_not_name_still_reach_the_request_body(replay: Any) -> None:
+    # a provider's own field or one newer than the SDK: create() would refuse it by name
+    s = Stream().created()
+    s.message("msg_1", ["ok"])
+    s.completed((5, 1)).send(replay)
+    extra = {"seed": 7, "provider_field": {"a": [1]}, "service_tier": "flex"}
+    await collect(
+        model(replay), ModelRequest([UserMessage("hi")], settings=ModelSettings(extra=extra))
+    )
+    body = replay.requests[0]["json"]
+    assert body["seed"] == 7 and body["provider_field"] == {"a": [1]}
+    assert body["service_tier"] == "flex" and body["model"] == "gpt-test"

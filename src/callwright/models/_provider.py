@@ -341,7 +341,8 @@ def sdk_arguments(create: Callable[..., Any], body: dict[str, Any]) -> dict[str,
     if not unnamed:
         return body
     known = {k: v for k, v in body.items() if k in named}
-    return known | {"extra_body": {**unnamed, **known.pop("extra_body", {})}}
+    extra_body = {**unnamed, **known.pop("extra_body", {})}
+    return {**known, "extra_body": extra_body}
 
 
 @functools.cache
