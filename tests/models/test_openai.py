@@ -461,3 +461,13 @@ async def test_settings_tool_choice_is_every_steps_but_the_last(replay: Any) -> 
     first, second = (r["json"] for r in replay.requests)
     assert first["tool_choice"] == "required"
     assert "tools" not in second
+
+
+async def test_extras_the_sdk_does_not_name_still_reach_the_request_body(replay: Any) -> None:
+    # OpenRouter's routing preferences, vLLM's sampling fields: not create()'s parameters
+    replay.sse([chunk({"content": "ok"}), chunk({}, "stop"), usage(3, 1)])
+    extra = {"provider": {"order": ["groq"]}, "top_k": 20, "seed": 7}
+    request = ModelRequest([UserMessage("hi")], settings=ModelSettings(extra=extra))
+    await collect(model(replay), request)
+    body = replay.requests[0]["json"]
+    assert body["provider"] == {"order": ["groq"]} and body["top_k"] == 20 and body["seed"] == 7

@@ -126,6 +126,7 @@ def continued_run(
         thread_approvals=ThreadApprovals(started.thread_approvals),
         deps=deps,
         principal=started.segment.principal or None,
+        settings=started.settings,
     )
     run.scope.forwarded_props.update(spec.forwarded_props)
     return run

@@ -24,11 +24,13 @@ file and why: a model that never saw the file must not answer as if it had.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
+import inspect
 import os
 import unicodedata
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -328,3 +330,21 @@ class ProviderModel(ModelBase, ABC, Generic[ClientT, ItemT]):
             await response.close()
         for event in decoder.finish():
             yield event
+
+
+def sdk_arguments(create: Callable[..., Any], body: dict[str, Any]) -> dict[str, Any]:
+    """``body`` as keyword arguments of an SDK's ``create``: the parameters it names go
+    as they are, the rest (a provider's own fields, a parameter newer than the SDK) in
+    ``extra_body``, which the SDK merges into the JSON it sends."""
+    named = _parameters(getattr(create, "__func__", create))
+    unnamed = {k: v for k, v in body.items() if k not in named}
+    if not unnamed:
+        return body
+    known = {k: v for k, v in body.items() if k in named}
+    extra_body = {**unnamed, **known.pop("extra_body", {})}
+    return {**known, "extra_body": extra_body}
+
+
+@functools.cache
+def _parameters(create: Callable[..., Any]) -> frozenset[str]:
+    return frozenset(inspect.signature(create).parameters)

@@ -62,6 +62,22 @@ class ModelSettings:
             extra={**self.extra, **override.extra},
         )
 
+    def to_dict(self) -> dict[str, Any]:
+        """The fields that are set, by name (``extra`` as it is): what the journal keeps
+        of a run's settings, so that the run's next segment asks the model the same way."""
+        values = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "extra"}
+        data = {name: value for name, value in values.items() if value is not None}
+        if self.extra:
+            data["extra"] = dict(self.extra)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ModelSettings:
+        """Settings from ``to_dict``'s form; names it does not know are left out (a
+        journal written by a later version)."""
+        names = {f.name for f in fields(cls)}
+        return cls(**{name: value for name, value in data.items() if name in names})
+
     def given(self) -> dict[str, Any]:
         """The mapped fields that are set, by name (``tool_choice`` and ``extra`` aside)."""
         values = {name: getattr(self, name) for name in SETTING_NAMES}

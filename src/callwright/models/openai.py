@@ -59,6 +59,7 @@ from ._provider import (
     ToolDefinition,
     UnsupportedFile,
     file_text,
+    sdk_arguments,
     shown_filename,
 )
 from ._retry import RetryPolicy
@@ -224,7 +225,7 @@ class OpenAIModel(OpenAIClientModel["ChatCompletionChunk"]):
         # the body is a dict (it carries the user's settings), so the SDK's overloads cannot
         # tell from it that ``stream`` is on; the annotation states what ``stream=True`` returns
         response: AsyncStream[ChatCompletionChunk] = await client.chat.completions.create(
-            **self.params(request)
+            **sdk_arguments(client.chat.completions.create, self.params(request))
         )
         return response
 

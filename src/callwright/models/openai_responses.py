@@ -59,7 +59,7 @@ from ..messages import (
     UserMessage,
 )
 from ..usage import Usage
-from ._provider import ToolDefinition, UnsupportedFile, file_text, shown_filename
+from ._provider import ToolDefinition, UnsupportedFile, file_text, sdk_arguments, shown_filename
 from ._solution import SolutionStream, bound_schema, fit_schema, system_prompt
 from .base import (
     ErrorPart,
@@ -125,7 +125,7 @@ class OpenAIResponsesModel(OpenAIClientModel["ResponseStreamEvent"]):
         # the body is a dict (it carries the user's settings), so the SDK's overloads cannot
         # tell from it that ``stream`` is on; the annotation states what ``stream=True`` returns
         response: AsyncStream[ResponseStreamEvent] = await client.responses.create(
-            **self.params(request)
+            **sdk_arguments(client.responses.create, self.params(request))
         )
         return response
 

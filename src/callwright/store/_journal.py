@@ -34,6 +34,7 @@ from typing import Any, TypeVar
 from ..call import Decision
 from ..elicitation import InputAnswer
 from ..messages import Message
+from ..models._settings import ModelSettings
 from . import _owners
 from ._input import split_request
 from ._lease import LEASE_LAPSED, LeaseHolder
@@ -56,6 +57,7 @@ from ._rows import (
     upsert_thread_and_run,
     write_messages,
 )
+from ._run_settings import keep_settings, settings_json
 from ._segments import first_segment, insert_segment, inserted
 from ._sql import Db, thread_key
 from ._takeover import TakeOver
@@ -250,11 +252,14 @@ class SQLJournal(JournalReads, LeaseHolder, TakeOver):
         *,
         principal: str = "",
         closing: bytes = b"",
+        settings: ModelSettings | None = None,
     ) -> Started:
         """Check the request against the thread and start a segment, atomically (see
         ``Journal.begin``)."""
         if self._lease_lapsed():
             raise Rejected(LEASE_LAPSED, "journal_unavailable", 503)
+        if settings is not None:
+            settings_json(settings)  # settings it cannot keep: refused before any write
         with self._tx() as db:
             read = (
                 "SELECT state FROM threads WHERE principal = ? AND id = ?",
@@ -297,6 +302,7 @@ class SQLJournal(JournalReads, LeaseHolder, TakeOver):
                 )
             saved_state = state if thread is None else _loads(thread[0])
             upsert_thread_and_run(db, segment, saved_state, thread is None, now)
+            run_settings = keep_settings(db, segment.run_id, settings)
             appended = [*results.values(), *new]
             if cut is not None:  # a re-sent message: what the client discarded goes
                 del history[cut:]
@@ -310,7 +316,9 @@ class SQLJournal(JournalReads, LeaseHolder, TakeOver):
             remembered = [] if thread is None else thread_approvals(db, thread_id, principal)
             if self._owner is not None:
                 self._add(self._live, segment.id)
-        return Started(segment, history, decisions, saved_state, next_op, 0, remembered)
+        return Started(
+            segment, history, decisions, saved_state, next_op, 0, remembered, run_settings
+        )
 
     # --- one thread, one run ------------------------------------------------------
 

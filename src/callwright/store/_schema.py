@@ -89,12 +89,14 @@ ADDED_COLUMNS = [
     ("pending", "answer TEXT"),
     ("pending", "remember TEXT"),
     ("events", "packed INTEGER NOT NULL DEFAULT 0"),
+    ("runs", "settings TEXT"),
 ]
 """Columns added since a table was first made: an older file gets them when opened
 (``messages.principal``: its thread's, part of the key from layout 3 on;
 ``pending.request``: a question's JSON; ``answer``: the decision taken, for recovery;
 ``remember``: ``'thread'`` on an approval a human gave for the rest of the thread;
-``events.packed``: 1 where the chunk's frames are zlib-compressed)."""
+``events.packed``: 1 where the chunk's frames are zlib-compressed; ``runs.settings``:
+the run's own model settings, JSON)."""
 
 
 def connect(path: str, busy_seconds: float) -> SQLiteDb:
@@ -200,6 +202,7 @@ def _current(db: sqlite3.Connection) -> bool:
         and "taken_by" in _columns(db, "owners")
         and "remember" in _columns(db, "pending")
         and "packed" in _columns(db, "events")
+        and "settings" in _columns(db, "runs")
     )
 
 

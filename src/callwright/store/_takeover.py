@@ -21,6 +21,7 @@ from ..elicitation import InputAnswer
 from . import _owners
 from ._recovery import rebuild
 from ._rows import kept_decisions, thread_approvals
+from ._run_settings import read_settings
 from ._sql import Db, thread_key
 from .base import JournalLimits, Segment, Started
 
@@ -135,9 +136,10 @@ class TakeOver:
             decisions: dict[str, Decision | InputAnswer] = {}
             decisions.update(kept_decisions(db, thread_id, seg_principal, history))
             remembered = thread_approvals(db, thread_id, seg_principal)
+            settings = read_settings(db, run_id)
             self._add(self._live, seg_id)
         segment = Segment(thread_id, run_id, seq, request_id, seg_id, seg_principal)
-        return Started(segment, history, decisions, state, next_op, offset, remembered)
+        return Started(segment, history, decisions, state, next_op, offset, remembered, settings)
 
     def _may_take(self, db: Db, seg_owner: str | None, seg_id: int, now: float) -> bool:
         if seg_owner is not None and seg_owner == self._owner:

@@ -53,6 +53,7 @@ from .._errors import CallwrightError
 from ..call import Decision
 from ..elicitation import InputAction, InputAnswer, InputRequest
 from ..messages import Message
+from ..models._settings import ModelSettings
 
 PendingKind = Literal["approval", "client", "input"]
 """What a pending call waits for: a human's approval, a front end's result (a client
@@ -199,6 +200,9 @@ class Started:
     thread_approvals: list[str] = field(default_factory=list)
     """The tools a human allowed for the rest of the thread (``remember="thread"``), oldest
     first: the run starts with them in its ``ThreadApprovals``."""
+    settings: ModelSettings | None = None
+    """The run's own model settings as journaled (None: the run has none, the agent's
+    apply): a resumed or continued segment asks the model as the run's first did."""
 
 
 EditValidator = Callable[[dict[str, Any]], Any]
@@ -233,6 +237,7 @@ class Journal(Protocol):
         *,
         principal: str = "",
         closing: bytes = b"",
+        settings: ModelSettings | None = None,
     ) -> Started:
         """Check the request against the thread and start a segment, atomically.
 
@@ -250,7 +255,9 @@ class Journal(Protocol):
         question as stored), those kept for a resumed run's calls that were
         decided but never run, and the thread's remembered approvals.
         ``closing`` is the frame that ends a replay of the segment if it never
-        finishes (recovery appends it).
+        finishes (recovery appends it). ``settings``: the run's own model settings,
+        kept on the run (over those it has, for a resumed run); ``Started.settings``
+        are the run's as kept, given now or by an earlier segment.
         """
         ...
 

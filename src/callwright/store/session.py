@@ -9,6 +9,7 @@ from typing import Any
 from .._approvals import ThreadApprovals
 from ..context import DepsT
 from ..messages import Message
+from ..models._settings import ModelSettings
 from ..run import Agent, Run
 from ..tool import Tool
 from .base import Answer, EditValidator, Journal, Started
@@ -34,6 +35,7 @@ def start_journaled(
     deps: DepsT | None = None,
     principal: str = "",
     closing: bytes = b"",
+    settings: ModelSettings | None = None,
 ) -> tuple[Run[DepsT, Any], Recorder]:
     """Verify the request against the journal and start the run it asks for (synchronous:
     the journal is called on this thread; the server uses ``begin_journaled``).
@@ -46,7 +48,9 @@ def start_journaled(
     reach the tools as
     ``ToolContext.deps`` (None: the agent's own). Raises ``Rejected`` with nothing
     written when the request does not match the thread. ``closing``: the frame that
-    ends a replay of this segment if it never finishes.
+    ends a replay of this segment if it never finishes. ``settings``: this run's model
+    settings, kept on the run: its later segments (a resume, a continuation in another
+    process) use them without being given them again.
     """
     started = journal.begin(
         thread_id,
@@ -57,6 +61,7 @@ def start_journaled(
         state,
         principal=principal,
         closing=closing,
+        settings=settings,
     )
     run = _run(agent, started, client_tools, allow_client_override, deps)
     return run, recorder_for(journal, started, run)
@@ -76,6 +81,7 @@ async def begin_journaled(
     deps: DepsT | None = None,
     principal: str = "",
     closing: bytes = b"",
+    settings: ModelSettings | None = None,
 ) -> tuple[Run[DepsT, Any], Recorder]:
     """``start_journaled`` off the event loop: the check and the new segment run on the
     journal's writer thread, and the recorder writes there too (``Recorder``'s
@@ -91,6 +97,7 @@ async def begin_journaled(
         state,
         principal=principal,
         closing=closing,
+        settings=settings,
     )
     submitted = journal.submit(begin)
     if submitted is None:
@@ -123,6 +130,7 @@ def _run(
         thread_id=segment.thread_id,
         thread_approvals=ThreadApprovals(started.thread_approvals),
         principal=segment.principal or None,
+        settings=started.settings,
     )
     return run
 

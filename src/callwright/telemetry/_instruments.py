@@ -29,6 +29,25 @@ TOOL_DESCRIPTION: Final = "gen_ai.tool.description"
 TOOL_ARGUMENTS: Final = "gen_ai.tool.call.arguments"
 TOOL_RESULT: Final = "gen_ai.tool.call.result"
 ERROR_TYPE: Final = "error.type"
+REQUEST_SETTINGS: Final = {
+    "temperature": "gen_ai.request.temperature",
+    "max_tokens": "gen_ai.request.max_tokens",
+    "top_p": "gen_ai.request.top_p",
+    "parallel_tool_calls": "callwright.request.parallel_tool_calls",
+    "reasoning_effort": "callwright.request.reasoning_effort",
+}
+"""``ModelSettings`` fields as ``chat`` span attributes (the conventions' names where
+they have one)."""
+REQUEST_EXTRAS: Final = {
+    "seed": "gen_ai.request.seed",
+    "frequency_penalty": "gen_ai.request.frequency_penalty",
+    "presence_penalty": "gen_ai.request.presence_penalty",
+    "top_k": "gen_ai.request.top_k",
+    "stop": "gen_ai.request.stop_sequences",
+}
+"""Provider extras the conventions name, recorded when their value is a plain one."""
+TOOL_CHOICE: Final = "callwright.request.tool_choice"
+EXTRA_KEYS: Final = "callwright.request.extra"
 
 RUN_ID: Final = "callwright.run.id"
 RUN_DEPTH: Final = "callwright.run.depth"

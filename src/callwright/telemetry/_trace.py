@@ -330,6 +330,7 @@ class RunTrace:
             **self._base,
             names.CONVERSATION: self.thread_id,
             names.STEP: request.step,
+            **_settings_attributes(request),
         }
         span = self._hub.tracer.start_span(
             f"chat {self._model_name}", self._context, SpanKind.CLIENT, attributes
@@ -423,6 +424,32 @@ _HANDLERS: dict[type[Any], Callable[[RunTrace, Any], None]] = {
     RunFinished: RunTrace._on_finished,
     RunError: RunTrace._on_error,
 }
+
+
+def _settings_attributes(request: ModelRequest) -> dict[str, Any]:
+    """The turn's effective settings: what was asked of the provider, so a trace shows why
+    two turns of one agent answered differently. Extras are named by key only (their
+    values are the provider's and may be anything), except those the conventions name."""
+    settings = request.settings
+    attributes: dict[str, Any] = {
+        names.REQUEST_SETTINGS[name]: value for name, value in settings.given().items()
+    }
+    if request.tools:
+        attributes[names.TOOL_CHOICE] = request.tool_choice
+    for key, value in settings.extra.items():
+        name = names.REQUEST_EXTRAS.get(key)
+        if name is not None and _plain(value):
+            attributes[name] = value
+    if settings.extra:
+        attributes[names.EXTRA_KEYS] = sorted(str(key) for key in settings.extra)
+    return attributes
+
+
+def _plain(value: Any) -> bool:
+    """A value an attribute can hold: a number, a string, or a list of strings."""
+    if isinstance(value, list):
+        return all(isinstance(v, str) for v in value)
+    return isinstance(value, int | float | str) and not isinstance(value, bool)
 
 
 def _tool_attributes(call_id: str, tool_name: str) -> dict[str, Any]:
