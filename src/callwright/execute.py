@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any, Generic
 
 from . import acts
-from ._approvals import AgentApprovalPolicy, ApprovalQuery, decide
+from .approvals import AgentApprovalPolicy, ApprovalIds, ApprovalQuery, decide
 from .call import (
     Call,
     CallState,
@@ -117,10 +117,6 @@ def result_event(call: Call) -> ToolCallResult:
         content=call.model_text(),
         details=call.result.details,
     )
-
-
-ApprovalIds = Callable[[str, str, dict[str, Any]], str]
-"""Makes an approval id from (call id, tool name, arguments)."""
 
 
 def new_approval_id() -> str:

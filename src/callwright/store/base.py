@@ -47,6 +47,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeVar
 
 from .._errors import CallwrightError
+from .._errors import Rejected as Rejected  # raised here, and by the approval checks
+from ..approvals import EditValidator as EditValidator  # the journal checks edits with them
 from ..call import Decision
 from ..elicitation import InputAction, InputAnswer, InputRequest
 from ..messages import Message
@@ -64,16 +66,6 @@ def canonical_json(value: Any) -> str:
 
 def digest(value: Any) -> str:
     return hashlib.sha256(canonical_json(value).encode()).hexdigest()
-
-
-class Rejected(CallwrightError):
-    """A request the journal refuses; nothing was written. Carries an HTTP status and a code."""
-
-    def __init__(self, message: str, code: str, status: int = 409) -> None:
-        super().__init__(message)
-        self.message = message
-        self.code = code
-        self.status = status
 
 
 class JournalUnavailable(CallwrightError):
@@ -197,9 +189,6 @@ class Started:
     thread_approvals: list[str] = field(default_factory=list)
     """The tools a human allowed for the rest of the thread (``remember="thread"``), oldest
     first: the run starts with them in its ``ThreadApprovals``."""
-
-
-EditValidator = Callable[[dict[str, Any]], Any]
 
 
 class Journal(Protocol):

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .._approvals import ThreadApprovals
+from ..approvals import ThreadApprovals, edit_rules
 from ..context import DepsT
 from ..messages import Message
 from ..run import Agent, Run
@@ -17,7 +17,7 @@ from .recorder import Recorder
 
 def edit_validators(agent: Agent[Any, Any]) -> dict[str, EditValidator | None]:
     """Per tool: its validator where a human may edit its arguments, else None."""
-    return {t.name: (t.validate if t.allow_edits else None) for t in agent.toolbox}
+    return edit_rules(agent.toolbox)
 
 
 def start_journaled(
@@ -34,6 +34,7 @@ def start_journaled(
     deps: DepsT | None = None,
     principal: str = "",
     closing: bytes = b"",
+    forwarded_props: Mapping[str, Any] | None = None,
 ) -> tuple[Run[DepsT, Any], Recorder]:
     """Verify the request against the journal and start the run it asks for (synchronous:
     the journal is called on this thread; the server uses ``begin_journaled``).
@@ -46,7 +47,8 @@ def start_journaled(
     reach the tools as
     ``ToolContext.deps`` (None: the agent's own). Raises ``Rejected`` with nothing
     written when the request does not match the thread. ``closing``: the frame that
-    ends a replay of this segment if it never finishes.
+    ends a replay of this segment if it never finishes. ``forwarded_props``: what the
+    front end forwarded for the agent's code (``ToolContext.forwarded_props``).
     """
     started = journal.begin(
         thread_id,
@@ -58,7 +60,7 @@ def start_journaled(
         principal=principal,
         closing=closing,
     )
-    run = _run(agent, started, client_tools, allow_client_override, deps)
+    run = _run(agent, started, client_tools, allow_client_override, deps, forwarded_props)
     return run, Recorder(journal, started, run)
 
 
@@ -76,6 +78,7 @@ async def begin_journaled(
     deps: DepsT | None = None,
     principal: str = "",
     closing: bytes = b"",
+    forwarded_props: Mapping[str, Any] | None = None,
 ) -> tuple[Run[DepsT, Any], Recorder]:
     """``start_journaled`` off the event loop: the check and the new segment run on the
     journal's writer thread, and the recorder writes there too (``Recorder``'s
@@ -97,7 +100,7 @@ async def begin_journaled(
         raise RuntimeError("begin_journaled must be called on an event loop")
     started = await submitted
     try:
-        run = _run(agent, started, client_tools, allow_client_override, deps)
+        run = _run(agent, started, client_tools, allow_client_override, deps, forwarded_props)
     except BaseException:
         journal.release(started.segment, [])  # nothing will run it: settle it
         raise
@@ -110,6 +113,7 @@ def _run(
     client_tools: Iterable[Tool],
     allow_client_override: bool,
     deps: DepsT | None,
+    forwarded_props: Mapping[str, Any] | None,
 ) -> Run[DepsT, Any]:
     segment = started.segment
     run = agent.start(
@@ -123,6 +127,7 @@ def _run(
         thread_id=segment.thread_id,
         thread_approvals=ThreadApprovals(started.thread_approvals),
         principal=segment.principal or None,
+        forwarded_props=forwarded_props,
     )
     started.committed = list(run.messages)  # the same objects: commits diff by identity
     return run
