@@ -214,10 +214,10 @@ class ToolContext(Generic[DepsT]):
         return self.run.principal if self.run is not None else None
 
     @property
-    def forwarded_props(self) -> Mapping[str, Any]:
-        """What the front end forwarded with the request (AG-UI ``forwardedProps``),
-        read-only."""
-        return self.run.forwarded_props if self.run is not None else MappingProxyType({})
+    def forwarded_props(self) -> dict[str, Any]:
+        """What the front end forwarded with the request (AG-UI ``forwardedProps``): a copy,
+        the run's own stays as it started."""
+        return dict(self.run.forwarded_props) if self.run is not None else {}
 
     @property
     def state(self) -> RunState | None:
