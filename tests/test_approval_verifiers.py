@@ -9,6 +9,7 @@ allowed edit before it keeps the decision) the test says so.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import uuid
 from collections.abc import Callable, Iterator
@@ -17,6 +18,7 @@ from typing import Any
 
 import pytest
 
+import callwright.approvals
 from callwright import Decision, InputAnswer, InputRequest, tool
 from callwright.approvals import (
     ApprovalClaim,
@@ -210,3 +212,29 @@ def test_a_question_gets_its_answer_with_the_question_the_server_kept(use: Use) 
     answer = ApprovalClaim(answer_id, InputAnswer.accept({"account": "work"}), call.id)
     decisions = verify(use, [answer], [call])
     assert decisions == {call.id: InputAnswer("accept", {"account": "work"}, question)}
+
+
+def test_the_approvals_room_imports_nothing_above_it() -> None:
+    """The wire decoders, the server and the journal use the room; it uses none of them
+    (nor the run), so a rule written here is written once for all of them."""
+    room = Path(callwright.approvals.__file__).parent
+    above = {"server", "wire", "store", "run", "durable", "mcp"}
+    found = []
+    for path in sorted(room.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level >= 2:
+                top = (node.module or "").split(".")[0]
+                names = [a.name for a in node.names] if not node.module else [top]
+                found += [f"{path.name}: {name}" for name in names if name in above]
+            elif isinstance(node, ast.ImportFrom | ast.Import):
+                modules = (
+                    [node.module]
+                    if isinstance(node, ast.ImportFrom)
+                    else [a.name for a in node.names]
+                )
+                found += [
+                    f"{path.name}: {m}"
+                    for m in modules
+                    if m and m.startswith("callwright.") and m.split(".")[1] in above
+                ]
+    assert found == []
