@@ -1,5 +1,5 @@
-"""Fixtures every test directory may use: a real Postgres server, and the journal's two
-backends to parametrize over (see tests/_postgres.py)."""
+"""Fixtures every test directory may use: a real Postgres server, the journal's two
+backends to parametrize over (see tests/_postgres.py), and a journal on each."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from _postgres import (
     drop_journal_target,
     journal_target_for,
 )
+from callwright.store import SQLJournal, open_journal
 
 
 @pytest.fixture(scope="session")
@@ -35,3 +36,11 @@ def journal_target(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[s
     target = journal_target_for(request.param, request, tmp_path)
     yield target
     drop_journal_target(target, request)
+
+
+@pytest.fixture
+def journal(journal_target: str) -> Iterator[SQLJournal]:
+    """A journal on each backend in turn, closed after the test."""
+    j = open_journal(journal_target)
+    yield j
+    j.close()

@@ -72,9 +72,10 @@ def test_no_id_the_server_made_is_left_on_the_page() -> None:
 
 
 def _refusal_codes() -> set[str]:
-    """Every code the server, the wire decoders and the journal refuse a request with."""
+    """Every code the server, the wire decoders, the journal and the approval checks refuse a
+    request with."""
     found: set[str] = set()
-    for folder in ("server", "wire", "store"):
+    for folder in ("server", "wire", "store", "approvals"):
         for path in (docs_gen.ROOT / "src" / "callwright" / folder).rglob("*.py"):
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
                 if not isinstance(node, ast.Call):

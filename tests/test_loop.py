@@ -749,3 +749,28 @@ async def test_default_tool_timeout_applies_to_tools_without_one() -> None:
     model = ScriptedModel([[call("hang")], ["ok"]])
     events = await collect(Agent(model, [hang], limits=Limits(tool_timeout=0.05)), "go")
     assert of(events, ev.ToolCallResult)[0].error == "Timed out after 0.05 seconds."
+
+
+# --- the run's scope: given when the run starts, frozen after ---------------------------
+
+
+async def test_forwarded_props_are_given_at_start_and_cannot_change_after() -> None:
+    seen: list[dict[str, Any]] = []
+
+    @tool
+    def tenant(ctx: ToolContext) -> str:
+        """Which tenant the front end named."""
+        props = ctx.forwarded_props
+        seen.append(dict(props))
+        props["tenant"] = "changed by the tool"  # its copy, not the run's
+        return "ok"
+
+    model = ScriptedModel([[call("tenant", {})], [call("tenant", {})], ["done"]])
+    run = Agent(model, [tenant]).start("go", forwarded_props={"tenant": "acme"})
+    with pytest.raises(TypeError):
+        run.scope.forwarded_props["tenant"] = "other"  # type: ignore[index]
+    with pytest.raises(AttributeError):
+        run.scope.forwarded_props.update({"tenant": "other"})  # type: ignore[attr-defined]
+    [e async for e in run.events()]
+    assert [props["tenant"] for props in seen] == ["acme", "acme"]
+    assert dict(run.scope.forwarded_props) == {"tenant": "acme"}

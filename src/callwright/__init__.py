@@ -11,13 +11,13 @@ subpackage: model adapters in ``callwright.models``, the wire encoders in
 """
 
 from . import events
-from ._approvals import AgentApprovalPolicy, ApprovalQuery, ThreadApprovals
 from ._errors import (
     CallwrightDeprecationWarning,
     CallwrightError,
     ConfigurationError,
     MissingAPIKey,
 )
+from .approvals import AgentApprovalPolicy, ApprovalQuery, ThreadApprovals
 from .call import (
     Call,
     CallState,

@@ -20,6 +20,18 @@ class ConfigurationError(CallwrightError, ValueError):
     string, a mode the model lacks, a missing API key); the message says what to change."""
 
 
+class Rejected(CallwrightError):
+    """A request refused before anything of it was used: nothing written, no approval spent.
+    Carries an HTTP status and a stable code. The journal raises it (``callwright.store``
+    exports it) and so do the approval checks (``callwright.approvals``), in every mode."""
+
+    def __init__(self, message: str, code: str, status: int = 409) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+        self.status = status
+
+
 class MissingAPIKey(ConfigurationError):
     """A provider's model has no API key: none was passed and its variable is unset."""
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Sized
+from collections.abc import Callable, Mapping, Sized
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Generic
 
 from typing_extensions import TypeVar
@@ -20,7 +21,7 @@ from .state import RunState
 from .usage import Usage
 
 if TYPE_CHECKING:
-    from ._approvals import ThreadApprovals
+    from .approvals import ThreadApprovals
     from .elicitation import InputAnswer
     from .events import Event
     from .models.base import Model
@@ -150,10 +151,10 @@ class RunScope(Generic[DepsT]):
     """The tools a human allowed for the rest of this thread (``Decision(remember=
     "thread")``): the executor approves their calls without asking and adds to it. Shared
     with whoever keeps it between runs (the server, per principal and thread)."""
-    forwarded_props: dict[str, Any] = field(default_factory=dict)
+    forwarded_props: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     """What the front end forwarded with the request (AG-UI ``forwardedProps``) for the
-    agent's code, never shown to the model; empty when it sent none. The server fills
-    it in when it starts the run."""
+    agent's code, never shown to the model; empty when it sent none. Given when the run
+    starts (``Agent.start(forwarded_props=...)``) and read-only after."""
     principal: str | None = None
     """Whose run this is: the principal the server authenticated for the request that
     started it (kept by the journal with the run, so a run continued in another process
@@ -214,8 +215,9 @@ class ToolContext(Generic[DepsT]):
 
     @property
     def forwarded_props(self) -> dict[str, Any]:
-        """What the front end forwarded with the request (AG-UI ``forwardedProps``)."""
-        return self.run.forwarded_props if self.run is not None else {}
+        """What the front end forwarded with the request (AG-UI ``forwardedProps``): a copy,
+        the run's own stays as it started."""
+        return dict(self.run.forwarded_props) if self.run is not None else {}
 
     @property
     def state(self) -> RunState | None:

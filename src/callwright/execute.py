@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic
 
 from . import acts
-from ._approvals import AgentApprovalPolicy, ApprovalQuery, decide
+from .approvals import AgentApprovalPolicy, ApprovalIds, ApprovalQuery, decide
 from .call import (
     Call,
     CallState,
@@ -121,10 +121,6 @@ def result_event(call: Call) -> ToolCallResult:
         details=call.result.details,
         artifact=call.result.artifact,
     )
-
-
-ApprovalIds = Callable[[str, str, dict[str, Any]], str]
-"""Makes an approval id from (call id, tool name, arguments)."""
 
 
 def new_approval_id() -> str:

@@ -8,7 +8,6 @@ with SIGKILL like a crashed machine.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import signal
 import socket
@@ -21,6 +20,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import httpx
+
+from _sse import frames
 
 AGENT = str(Path(__file__).with_name("agent.py")) + ":make_agent"
 
@@ -162,10 +163,6 @@ def agui_body(thread: str, text: str | None, run_id: str, **extra: Any) -> dict[
 def approve(interrupt: str, approved: bool = True) -> dict[str, Any]:
     payload = {"approved": approved}
     return {"resume": [{"interruptId": interrupt, "status": "resolved", "payload": payload}]}
-
-
-def frames(text: str) -> list[dict[str, Any]]:
-    return [json.loads(b[6:]) for b in text.split("\n\n") if b.startswith("data: ")]
 
 
 def side_effects(path: Path) -> list[str]:

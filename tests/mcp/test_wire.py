@@ -9,7 +9,6 @@ resumes the very MCP call. Answers the server did not ask for are refused.
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -20,6 +19,7 @@ from ag_ui.core import Event as AGUIEvent
 from ag_ui.core import RunAgentInput
 from pydantic import TypeAdapter
 
+from _sse import frames
 from callwright import Agent, tool
 from callwright.mcp import MCPServer
 from callwright.messages import ToolResultMessage, UserMessage
@@ -62,14 +62,6 @@ def everything(command: list[str]) -> MCPServer:
 def server(everything_command: list[str]) -> Iterator[Server]:
     with Server(create_app(make_agent(everything(everything_command)))) as running:
         yield running
-
-
-def frames(response: httpx.Response) -> list[Any]:
-    out = []
-    for block in response.text.split("\n\n"):
-        if block.startswith("data: ") and block != "data: [DONE]":
-            out.append(json.loads(block[len("data: ") :]))
-    return out
 
 
 # --- AG-UI --------------------------------------------------------------------------------

@@ -13,7 +13,6 @@ down closes its MCP sessions (the server-everything subprocess) and its journal.
 
 from __future__ import annotations
 
-import json
 import socket
 import threading
 import time
@@ -25,6 +24,7 @@ from typing import Any
 import httpx
 import uvicorn
 
+from _sse import frames
 from callwright import Agent
 from callwright.mcp import MCPServer
 from callwright.messages import ToolResultMessage, UserMessage
@@ -51,11 +51,6 @@ def make_agent(command: list[str]) -> Agent:
     """Calls server-everything's tool that asks (a 2025-11-25 server)."""
     everything = MCPServer.stdio(command[0], command[1:], name="everything")
     return Agent(ScriptedModel(asking(ASK, {}), record=False), toolsets=[everything])
-
-
-def frames(response: httpx.Response) -> list[Any]:
-    blocks = response.text.split("\n\n")
-    return [json.loads(b[6:]) for b in blocks if b.startswith("data: ") and b != "data: [DONE]"]
 
 
 def agui_body(thread: str, messages: list[Any], **extra: Any) -> dict[str, Any]:

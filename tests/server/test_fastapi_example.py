@@ -16,6 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
+from _sse import frames
 from callwright import Agent
 from callwright.messages import ToolResultMessage
 from callwright.models import ModelRequest, ScriptedModel, call
@@ -65,11 +66,6 @@ def chat_body(text: str = "who am I?") -> dict[str, Any]:
     }
 
 
-def frames(raw: str) -> list[Any]:
-    blocks = [b.removeprefix("data: ") for b in raw.split("\n\n") if b]
-    return [b if b == "[DONE]" else json.loads(b) for b in blocks]
-
-
 @pytest.mark.parametrize(
     "headers",
     [{}, {"authorization": "Bearer wrong"}, {"authorization": "Basic token-of-alice"}],
@@ -115,9 +111,9 @@ def test_ai_sdk_tools_see_the_deps_of_the_caller(served: tuple[Server, SQLiteJou
     assert response.status_code == 200
     assert response.headers["x-vercel-ai-ui-message-stream"] == "v1"
     chunks = frames(response.text)
-    output = next(c for c in chunks if c != "[DONE]" and c["type"] == "tool-output-available")
+    output = next(c for c in chunks if c["type"] == "tool-output-available")
     assert output["output"] == "bob"
-    assert chunks[-1] == "[DONE]"
+    assert response.text.endswith("data: [DONE]\n\n")
 
 
 def test_the_ai_sdk_resume_route_is_mounted(served: tuple[Server, SQLiteJournal]) -> None:

@@ -10,7 +10,6 @@ write is a journal subclass raising ``sqlite3.OperationalError`` at a chosen wri
 from __future__ import annotations
 
 import asyncio
-import json
 import sqlite3
 import threading
 import time
@@ -23,6 +22,7 @@ import httpx
 import psycopg
 import pytest
 
+from _sse import frames
 from callwright import Agent, tool
 from callwright.messages import AssistantMessage, ToolResultMessage, UserMessage
 from callwright.models import ModelRequest, ScriptedModel, call
@@ -145,10 +145,6 @@ def post(url: str, thread: str, text: str | None, run_id: str | None = None) -> 
         "forwardedProps": {},
     }
     return httpx.post(url + "/agui", json=body, timeout=30)
-
-
-def frames(text: str) -> list[dict[str, Any]]:
-    return [json.loads(b[6:]) for b in text.split("\n\n") if b.startswith("data: ")]
 
 
 def text_of(events: list[dict[str, Any]]) -> str:

@@ -20,6 +20,7 @@ import httpx
 import pytest
 from starlette.requests import Request
 
+from _sse import frames
 from callwright import Agent, ToolContext, tool
 from callwright.messages import ToolResultMessage, UserMessage
 from callwright.models import ModelRequest, ScriptedModel, call
@@ -133,10 +134,6 @@ def post(
         **extra,
     }
     return httpx.post(url + "/agui", json=body, headers={"x-user": user}, timeout=30)
-
-
-def frames(response: httpx.Response) -> list[dict[str, Any]]:
-    return [json.loads(b[6:]) for b in response.text.split("\n\n") if b.startswith("data: ")]
 
 
 def text_of(events: list[dict[str, Any]]) -> str:

@@ -5,7 +5,6 @@ process does the same."""
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import subprocess
@@ -20,6 +19,7 @@ import httpx
 import pytest
 from starlette.requests import Request
 
+from _sse import frames
 from callwright import Agent, ToolContext, tool
 from callwright.messages import ToolResultMessage
 from callwright.models import ModelRequest, ScriptedModel, call
@@ -66,10 +66,6 @@ def chat_body() -> dict[str, Any]:
         "id": f"chat_{uuid.uuid4().hex}",
         "messages": [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": "whose"}]}],
     }
-
-
-def frames(raw: str) -> list[Any]:
-    return [json.loads(b[6:]) for b in raw.split("\n\n") if b.startswith("data: {")]
 
 
 def tool_output(events: list[Any]) -> Any:

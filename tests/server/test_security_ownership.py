@@ -5,7 +5,6 @@ answer in every mode."""
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +14,7 @@ import httpx
 import pytest
 from starlette.requests import Request
 
+from _sse import frames
 from callwright import Agent, tool
 from callwright.messages import ToolResultMessage, UserMessage
 from callwright.models import ModelRequest, ScriptedModel, call
@@ -84,10 +84,6 @@ def url(mode: str, tmp_path: Path) -> Iterator[str]:
     RAN.clear()
     with server:
         yield server.url
-
-
-def frames(raw: str) -> list[Any]:
-    return [json.loads(b[6:]) for b in raw.split("\n\n") if b.startswith("data: {")]
 
 
 def agui_body(thread: str, messages: list[Any], **extra: Any) -> dict[str, Any]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -48,13 +47,6 @@ async def drive(
         recorder.record(event, repr(event).encode())
         events.append(event)
     return events
-
-
-@pytest.fixture
-def journal(journal_target: str) -> Iterator[SQLJournal]:
-    j = open_journal(journal_target)
-    yield j
-    j.close()
 
 
 async def test_pause_records_exactly_what_was_asked_then_approval_completes(

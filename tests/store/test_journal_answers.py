@@ -6,7 +6,6 @@ process and the thread's later runs see them."""
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -50,12 +49,9 @@ def agent_for(turns: list[list[Any]]) -> Agent:
     return Agent(ScriptedModel(turns), [ask_name, send])
 
 
-@pytest.fixture
-def journal(journal_target: str) -> Iterator[SQLJournal]:
+@pytest.fixture(autouse=True)
+def forget_what_the_tools_saw() -> None:
     SEEN.clear()
-    j = open_journal(journal_target)
-    yield j
-    j.close()
 
 
 async def drive(

@@ -24,13 +24,6 @@ ROW = {"seq": 1, "name": "tool:x", "call_id": "c1", "arguments": {}, "status": "
 
 
 @pytest.fixture
-def journal(journal_target: str) -> Iterator[SQLJournal]:
-    j = open_journal(journal_target)
-    yield j
-    j.close()
-
-
-@pytest.fixture
 def batches(journal: SQLJournal) -> list[int]:
     """How many calls each batch the writer ran had (its transactions, in order)."""
     sizes: list[int] = []

@@ -3,14 +3,11 @@ errors and a provider's opaque blocks stay on the assistant message."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
-
-import pytest
 
 from callwright import Agent, AssistantMessage, ToolError, ToolResultMessage, UserMessage, tool
 from callwright.models import FinishPart, ScriptedModel, call
-from callwright.store import SQLJournal, open_journal, start_journaled
+from callwright.store import SQLJournal, start_journaled
 
 THINKING = [{"type": "thinking", "thinking": "Try it.", "signature": "c2ln"}]
 
@@ -19,13 +16,6 @@ THINKING = [{"type": "thinking", "thinking": "Try it.", "signature": "c2ln"}]
 def read_file(path: str) -> str:
     """Read a file."""
     raise ToolError(f"no file named {path!r}")
-
-
-@pytest.fixture
-def journal(journal_target: str) -> Iterator[SQLJournal]:
-    j = open_journal(journal_target)
-    yield j
-    j.close()
 
 
 async def drive(journal: SQLJournal, agent: Agent, run_id: str, prompt: str) -> list[Any]:

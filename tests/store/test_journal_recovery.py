@@ -9,7 +9,6 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -28,13 +27,6 @@ from callwright.store import (
     start_journaled,
 )
 from callwright.store._recovery import rebuilt_history
-
-
-@pytest.fixture
-def journal(journal_target: str) -> Iterator[SQLJournal]:
-    j = open_journal(journal_target)
-    yield j
-    j.close()
 
 
 def op(name: str, call_id: str, status: str, content: str | None = None) -> dict[str, Any]:

@@ -11,8 +11,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from callwright import Agent
 from callwright.messages import AssistantMessage, UserMessage
 from callwright.models import ScriptedModel, call
@@ -26,13 +24,6 @@ from callwright.store import (
 )
 from callwright.store._writer import JournalWriter
 from callwright.wire import agui
-
-
-@pytest.fixture
-def journal(journal_target: str) -> Iterator[SQLJournal]:
-    j = open_journal(journal_target)
-    yield j
-    j.close()
 
 
 def stored_bytes(journal: SQLJournal) -> dict[str, int]:

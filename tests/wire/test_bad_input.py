@@ -16,6 +16,7 @@ import httpx
 import pytest
 
 from _postgres import BACKENDS, drop_journal_target, journal_target_for
+from _sse import frames
 from callwright import Agent, Decision, Tool, ToolResultMessage, UserMessage, batched, tool
 from callwright.messages import AssistantMessage
 from callwright.models import ModelRequest, ScriptedModel, call
@@ -121,14 +122,6 @@ def chat(chat_id: str, text: str | None = "hello", extra_messages: Any = ()) -> 
             {"id": uuid.uuid4().hex, "role": "user", "parts": [{"type": "text", "text": text}]}
         )
     return {"id": chat_id, "messages": messages, "trigger": "submit-message"}
-
-
-def frames(raw: str) -> list[Any]:
-    out = []
-    for block in raw.split("\n\n"):
-        if block.startswith("data: ") and block != "data: [DONE]":
-            out.append(json.loads(block[6:]))
-    return out
 
 
 def pause_agui(env: Env, thread: str, word: str) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
+from _sse import frames
 from callwright import Agent, Limits, ToolContext, tool
 from callwright.messages import AssistantMessage, ToolResultMessage, UserMessage
 from callwright.models import ModelRequest, ScriptedModel, call
@@ -91,10 +92,6 @@ def served(journal_target: str) -> Iterator[tuple[str, SQLJournal]]:
 
 
 ALICE = {"authorization": "Bearer alice-token"}
-
-
-def frames(text: str) -> list[dict[str, Any]]:
-    return [json.loads(b[6:]) for b in text.split("\n\n") if b.startswith("data: ")]
 
 
 def agui(

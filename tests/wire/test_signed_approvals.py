@@ -3,7 +3,6 @@ the call, so no database is needed; the documented price is that a replay is acc
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -11,6 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
+from _sse import frames
 from callwright import Agent, tool
 from callwright.messages import ToolResultMessage
 from callwright.models import ModelRequest, ScriptedModel, call
@@ -38,10 +38,6 @@ def url(serve_app: Any) -> Iterator[str]:
     agent = Agent(ScriptedModel(script, record=False), [delete_file])
     with serve_app(create_app(agent, signer=ApprovalSigner("s" * 32))) as server:
         yield server.url
-
-
-def frames(text: str) -> list[dict[str, Any]]:
-    return [json.loads(b[6:]) for b in text.split("\n\n") if b.startswith("data: {")]
 
 
 def post(url: str, messages: list[Any], resume: Any = None) -> httpx.Response:

@@ -31,7 +31,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from .._approvals import ThreadApprovals
+from ..approvals import ThreadApprovals
 from ..call import Interrupted
 from ..events import Event, RunStarted, ToolCallResult
 from ..messages import AssistantMessage, ToolResultMessage
@@ -81,11 +81,11 @@ class SegmentSpec:
 
     def encoder(self) -> SSEEncoder:
         """A fresh encoder for the segment's wire (the server's, with paths cut)."""
-        from ..server._security import AGUIEncoder, AISDKEncoder
-
         if self.protocol == "aisdk":
-            return AISDKEncoder(version=self.ai_version, message_id=self.message_id)
-        return AGUIEncoder(protocol_1=self.protocol_1)
+            return aisdk.AISDKEncoder(
+                version=self.ai_version, message_id=self.message_id, strip_paths=True
+            )
+        return agui.AGUIEncoder(protocol_1=self.protocol_1, strip_paths=True)
 
     def tools(self) -> list[Tool]:
         return client_tools_from(self.client_tools, "the segment's tools")
@@ -127,8 +127,8 @@ def continued_run(
         deps=deps,
         principal=started.segment.principal or None,
         settings=started.settings,
+        forwarded_props=spec.forwarded_props,
     )
-    run.scope.forwarded_props.update(spec.forwarded_props)
     return run
 
 

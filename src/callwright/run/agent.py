@@ -13,13 +13,13 @@ from typing import Any, Generic, overload
 
 from pydantic import TypeAdapter
 
-from .._approvals import AgentApprovalPolicy, ThreadApprovals
 from .._errors import CallwrightError, ConfigurationError
+from ..approvals import AgentApprovalPolicy, ApprovalIds, ThreadApprovals
 from ..artifacts import Artifacts
 from ..call import Decision
 from ..context import DepsT
 from ..elicitation import InputAnswer
-from ..execute import ApprovalIds, ExecutionPolicy, Strategy, as_strategy
+from ..execute import ExecutionPolicy, Strategy, as_strategy
 from ..messages import Message, as_messages
 from ..models import resolve_model
 from ..models._settings import NO_SETTINGS, ModelSettings
@@ -212,6 +212,7 @@ class Agent(Generic[DepsT, OutputT]):
         thread_approvals: ThreadApprovals | None = None,
         principal: str | None = None,
         settings: ModelSettings | None = None,
+        forwarded_props: Mapping[str, Any] | None = None,
     ) -> Run[DepsT, OutputT]:
         """A new run, not started yet: iterate its ``events()`` to run it.
 
@@ -229,7 +230,8 @@ class Agent(Generic[DepsT, OutputT]):
         what a ``Decision.approve(remember="thread")`` allows). None: a fresh one, for
         this run only. ``principal``: whose run it is (``ToolContext.principal``); the
         server sets it from the request. ``settings``: this run's model settings, over
-        the agent's field by field.
+        the agent's field by field. ``forwarded_props``: what the front end forwarded
+        for the agent's code (``ToolContext.forwarded_props``), read-only in the run.
         """
         history = list(messages)
         if prompt is not None:
@@ -255,6 +257,7 @@ class Agent(Generic[DepsT, OutputT]):
             traceparent=traceparent,
             thread_approvals=thread_approvals,
             principal=principal,
+            forwarded_props=forwarded_props,
         )
 
     def stream(

@@ -21,10 +21,11 @@ import time
 from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Generic
 
-from .._approvals import ThreadApprovals
 from .._errors import CallwrightError
+from ..approvals import ThreadApprovals
 from ..call import Call, CallState, Cancelled, Decision, ToolError
 from ..context import CancelToken, DepsT, RunScope
 from ..elicitation import InputAnswer
@@ -103,6 +104,7 @@ class Run(Generic[DepsT, OutputT]):
         traceparent: str | None = None,
         thread_approvals: ThreadApprovals | None = None,
         principal: str | None = None,
+        forwarded_props: Mapping[str, Any] | None = None,
     ) -> None:
         self.settings = settings
         self.messages = messages
@@ -153,6 +155,7 @@ class Run(Generic[DepsT, OutputT]):
             steering=self._steering,
             trace=trace,
             thread_approvals=ThreadApprovals() if thread_approvals is None else thread_approvals,
+            forwarded_props=MappingProxyType(dict(forwarded_props or {})),
             principal=principal,
         )
 

@@ -12,10 +12,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from ..approvals import ApprovalLedger, MemoryApprovalLedger
 from ..context import DepsT
 from ..run import Agent
 from ..store import ApprovalSigner, Journal
-from ..wire import ApprovalLedger, MemoryApprovalLedger, WireError
+from ..wire import WireError
 from ._body import ServerLimits
 from ._endpoints import DepsFactory, Endpoints
 from ._security import Authenticate

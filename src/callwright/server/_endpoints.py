@@ -21,21 +21,27 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 
 from .._errors import warn_deprecated
+from ..approvals import (
+    ApprovalLedger,
+    ApprovalVerifier,
+    Issuer,
+    LedgerVerifier,
+    MemoryApprovalLedger,
+    SignedVerifier,
+)
 from ..artifacts import JournalArtifactStore
 from ..context import DepsT
 from ..playground import PAGE, SCRIPT, asset
 from ..run import Agent
 from ..store import ApprovalSigner, Journal, database_errors
-from ..wire import ApprovalLedger, MemoryApprovalLedger, RunInput, WireError, agui, aisdk
+from ..wire import RunInput, WireError, agui, aisdk
 from ..wire._base import SSEEncoder
-from ..wire._common import OwnedLedger, client_id
+from ..wire._common import client_id
 from ._artifacts import serve_artifact
 from ._body import ServerLimits, decode_agui, decode_chat, read_json
 from ._health import Readiness
 from ._responses import RunStream, refusal, replay_response
 from ._security import (
-    AGUIEncoder,
-    AISDKEncoder,
     Authenticate,
     Gate,
     call_hook,
@@ -140,6 +146,7 @@ class Endpoints(Generic[DepsT]):
     it if this process dies (``callwright serve --journal postgresql://…``); needs a
     journal on the same database. The lifespan launches and closes it."""
     _gate: Gate = field(init=False, repr=False)
+    _verifier: ApprovalVerifier = field(init=False, repr=False)
     _threads: RunningThreads = field(init=False, repr=False)
     _readiness: Readiness = field(init=False, repr=False)
 
@@ -151,6 +158,11 @@ class Endpoints(Generic[DepsT]):
         if self.ai_sdk_version not in aisdk.SUPPORTED_VERSIONS:
             raise ValueError(f"ai_sdk_version must be one of {aisdk.SUPPORTED_VERSIONS}")
         self._gate = Gate.of(self.allowed_origins, self.allowed_hosts)
+        self._verifier = (
+            SignedVerifier(self.signer, self.ledger)
+            if self.signer is not None
+            else LedgerVerifier(self.ledger)
+        )
         self._threads = RunningThreads()
         self._readiness = Readiness(self.agent, self.journal, self.durable)
         if self.durable is not None and self.durable.deps_factory is None:
@@ -171,7 +183,7 @@ class Endpoints(Generic[DepsT]):
         try:
             caller = await self._admit(request, deps, principal, body=True)
             body = await read_json(request, self.limits)
-            encoder = AGUIEncoder(protocol_1=agui.wants_protocol_1(body))
+            encoder = agui.AGUIEncoder(protocol_1=agui.wants_protocol_1(body), strip_paths=True)
             run_input = await decode_agui(body, self.limits)
             return await self._run(request, caller, run_input, encoder)
         except WireError as exc:
@@ -189,7 +201,8 @@ class Endpoints(Generic[DepsT]):
             version = aisdk.client_version(request.headers, self.ai_sdk_version)
             body = await read_json(request, self.limits)
             run_input = await decode_chat(body, self.limits)
-            encoder = AISDKEncoder(version=version, message_id=aisdk.continued_message_id(body))
+            message_id = aisdk.continued_message_id(body)
+            encoder = aisdk.AISDKEncoder(version=version, message_id=message_id, strip_paths=True)
             return await self._run(request, caller, run_input, encoder)
         except WireError as exc:
             return self._refuse(request, exc)
@@ -227,7 +240,7 @@ class Endpoints(Generic[DepsT]):
                 after,
                 principal or "",
                 headers,
-                AGUIEncoder,
+                agui.AGUIEncoder,
                 self.limits.heartbeat_seconds,
             )
         except WireError as exc:
@@ -306,7 +319,7 @@ class Endpoints(Generic[DepsT]):
                 0,
                 principal or "",
                 headers,
-                AISDKEncoder,
+                aisdk.AISDKEncoder,
                 self.limits.heartbeat_seconds,
             )
         except WireError as exc:
@@ -410,10 +423,9 @@ class Endpoints(Generic[DepsT]):
             if workflow is not None and self.durable is not None:
                 self.durable.finished(workflow, "refused")
             raise
-        run.scope.forwarded_props.update(run_input.forwarded_props)
-        ledger = OwnedLedger(self.ledger, caller.principal, run.thread_id)
+        issuer = Issuer(self._verifier, caller.principal, run.thread_id)
         stream = RunStream(
-            run, encoder, ledger, recorder, heartbeat_seconds=self.limits.heartbeat_seconds
+            run, encoder, issuer, recorder, heartbeat_seconds=self.limits.heartbeat_seconds
         )
         stream.stream_headers.update(self._headers(request))
         if workflow is not None and self.durable is not None:

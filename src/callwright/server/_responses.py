@@ -11,10 +11,11 @@ from typing import Any
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.types import Message, Receive, Scope, Send
 
+from ..approvals import IssuedApproval, Issuer
 from ..events import ApprovalRequested, Event, InputRequested
 from ..run import Run
 from ..store import Journal, JournalUnavailable, Recorder
-from ..wire import ApprovalLedger, IssuedApproval, WireError
+from ..wire import WireError
 from ..wire._base import HEARTBEAT, SSEEncoder, payloads_of
 from ..wire._stream import StreamStopped, stream_run
 from ..wire.agui import AGUIEncoder
@@ -117,7 +118,7 @@ async def with_heartbeat(
 
 class RunStream(Response):
     """Streams one run (see ``wire._stream``); journals it when it has a recorder, and
-    otherwise remembers the approvals it issues in the ledger.
+    otherwise tells the endpoints' approval verifier of the approvals it issues.
 
     With a recorder, a journal write that fails stops the run with a
     ``journal_unavailable`` error frame (the frame that ends a replay of a run
@@ -128,7 +129,7 @@ class RunStream(Response):
         self,
         run: Run[Any, Any],
         encoder: SSEEncoder,
-        ledger: ApprovalLedger,
+        issuer: Issuer,
         recorder: Recorder | None = None,
         *,
         heartbeat_seconds: float | None = None,
@@ -138,7 +139,7 @@ class RunStream(Response):
         self.heartbeat_seconds = heartbeat_seconds
         """Silence after which an SSE comment is sent (see ``Heartbeat``; None: never)."""
         self.encoder = encoder
-        self.ledger = ledger
+        self.issuer = issuer
         self.recorder = recorder
         self.on_finish: Callable[[str | None], None] | None = None
         """Called with the segment's status once the stream and its journal writes are done
@@ -157,14 +158,14 @@ class RunStream(Response):
             durable = self.recorder.record(event, frame)
             return None if durable is None else _stop_on_failure(durable)
         if isinstance(event, ApprovalRequested):
-            self.ledger.issue(
+            self.issuer.issue(
                 event.approval_id, IssuedApproval(event.call_id, event.tool_name, event.arguments)
             )
         elif isinstance(event, InputRequested):  # a tool's question (MCP elicitation)
             issued = IssuedApproval(
                 event.call_id, event.tool_name, event.arguments, request=event.request
             )
-            self.ledger.issue(event.request.id, issued)
+            self.issuer.issue(event.request.id, issued)
         return None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:

@@ -42,10 +42,8 @@ from urllib.parse import urlsplit
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ..events import RunError
 from ..playground import PAGE, asset
-from ..wire import WireError, agui, aisdk
-from ..wire._base import Payloads, on
+from ..wire import WireError
 
 Authenticate: TypeAlias = Callable[[Request], "str | Awaitable[str | None] | None"]
 """``authenticate(request)``: the caller's principal (an id such as a user name), or
@@ -284,33 +282,3 @@ def page_headers() -> dict[str, str]:
         "referrer-policy": "no-referrer",
         "cross-origin-opener-policy": "same-origin",
     }
-
-
-# --- error texts ---------------------------------------------------------------------------
-
-_PART = r"[^\s/'\"`,;:()<>\[\]{}|]"
-_POSIX_PATH = re.compile(rf"(?<![\w.~:/-])/(?:{_PART}+/)+({_PART}*)")
-_WINDOWS_PATH = re.compile(r"\b[A-Za-z]:\\(?:[^\s\\'\"]+\\)+([^\s\\'\"]*)")
-
-
-def without_paths(text: str) -> str:
-    """``text`` with absolute file paths cut to their last part (``…/model.gguf``): an
-    error a client sees must not map the server's disk."""
-    text = _POSIX_PATH.sub(lambda m: f"…/{m.group(1)}", text)
-    return _WINDOWS_PATH.sub(lambda m: f"…\\{m.group(1)}", text)
-
-
-class AGUIEncoder(agui.AGUIEncoder):
-    """AG-UI's encoder with run errors' file paths cut (``without_paths``)."""
-
-    @on(RunError)
-    def _run_error(self, e: RunError) -> Payloads:
-        return super()._run_error(RunError(without_paths(e.message), e.code))
-
-
-class AISDKEncoder(aisdk.AISDKEncoder):
-    """The AI SDK encoder with run errors' file paths cut (``without_paths``)."""
-
-    @on(RunError)
-    def _run_error(self, e: RunError) -> Payloads:
-        return super()._run_error(RunError(without_paths(e.message), e.code))

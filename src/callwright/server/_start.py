@@ -1,38 +1,27 @@
-"""From a decoded request to a started run, in the server's three approval modes.
+"""From a decoded request to a started run: the client's answers checked by the verifier.
 
-In memory, an approval claim is honoured only if the ledger issued it to the
-same principal in the same thread; with a signer, only if its id carries our
-signature for that exact call, principal and thread; with a journal, the
-journal owns the thread (history, pending calls) and the client contributes
-only new user messages and answers, which the journal checks. Edited arguments
-get one answer in every mode (``wire._common.checked_edit``).
+Without a journal, the endpoints' ``ApprovalVerifier`` (``callwright.approvals``: a
+ledger in memory, or signed ids) turns the request's claims into decisions and names
+the approvals the run asks for. With a journal, the journal owns the thread (history,
+pending calls) and checks the answers with its own verifier in the transaction that
+begins the segment; the client contributes only new user messages and answers. A
+refusal is the verifier's ``Rejected``, answered with its status and code.
 """
 
 from __future__ import annotations
 
-import functools
 import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic
 
-from ..call import Decision
+from ..approvals import Asked, Rejected
 from ..context import DepsT
-from ..elicitation import InputAnswer
-from ..messages import AssistantMessage, Message
 from ..run import Run
-from ..store import (
-    Answer,
-    ApprovalSigner,
-    Journal,
-    Recorder,
-    Rejected,
-    begin_journaled,
-    database_errors,
-)
-from ..toolbox import Toolbox, ToolConflict
-from ..wire import ApprovalClaim, RunInput, WireError, resolve_claims
+from ..store import Journal, Recorder, begin_journaled, database_errors
+from ..store._verify import claim_answer
+from ..toolbox import ToolConflict
+from ..wire import RunInput, WireError
 from ..wire._base import SSEEncoder
-from ..wire._common import checked_edit
 from ._responses import INTERRUPTED
 
 if TYPE_CHECKING:
@@ -66,27 +55,16 @@ async def start_run(
     _check_request(endpoints, run_input)
     if endpoints.journal is not None:
         return await _start_journaled(endpoints, endpoints.journal, request)
-    signer = endpoints.signer
     # A new thread's id is made here, not by the run, so that the approvals it asks for
     # are bound to the thread the client will see.
     principal = request.principal
     thread_id = run_input.thread_id or f"thread_{uuid.uuid4().hex}"
-    claims, messages, toolbox = run_input.claims, run_input.messages, endpoints.agent.toolbox
-    if signer is not None:
-        # answers to a tool's questions are kept in the ledger even with a signer
-        answers = [c for c in claims if isinstance(c.decision, InputAnswer)]
-        claims = [c for c in claims if not isinstance(c.decision, InputAnswer)]
-        decisions: dict[str, Decision | InputAnswer] = {}
-        decisions |= resolve_signed_claims(
-            claims, messages, signer, toolbox, principal=principal, thread_id=thread_id
-        )
-        decisions |= resolve_claims(
-            answers, messages, endpoints.ledger, toolbox, principal=principal, thread_id=thread_id
-        )
-    else:
-        decisions = resolve_claims(
-            claims, messages, endpoints.ledger, toolbox, principal=principal, thread_id=thread_id
-        )
+    verifier = endpoints._verifier
+    asked = Asked(principal, thread_id, run_input.messages, endpoints.agent.toolbox)
+    try:
+        decisions = verifier.verify(run_input.claims, asked)
+    except Rejected as exc:
+        raise refused(exc) from None
     run = endpoints.agent.start(
         None,
         messages=run_input.messages,
@@ -97,15 +75,17 @@ async def start_run(
         deps=request.deps,
         run_id=run_input.run_id,
         thread_id=thread_id,
-        approval_ids=(
-            functools.partial(signer.new_id, principal=principal, thread_id=thread_id)
-            if signer is not None
-            else None
-        ),
+        approval_ids=verifier.approval_ids(principal, thread_id),
         thread_approvals=endpoints._threads.approvals.of(principal, thread_id),
         principal=principal,
+        forwarded_props=run_input.forwarded_props,
     )
     return run, None
+
+
+def refused(exc: Rejected) -> WireError:
+    """A verifier's or the journal's refusal, as the server answers it."""
+    return WireError(exc.message, exc.code, exc.status)
 
 
 def _check_request(endpoints: Endpoints[Any], run_input: RunInput) -> None:
@@ -138,7 +118,7 @@ async def _start_journaled(
     thread_id = run_input.thread_id
     if not thread_id:
         raise WireError("a thread id is required (threadId / id)", "missing_thread_id")
-    answers = [_answer(claim) for claim in run_input.claims]
+    answers = [claim_answer(claim) for claim in run_input.claims]
     try:
         run, recorder = await begin_journaled(
             journal,
@@ -153,9 +133,10 @@ async def _start_journaled(
             deps=request.deps,
             principal=request.principal or "",
             closing=_closing_frame(request.encoder),
+            forwarded_props=run_input.forwarded_props,
         )
     except Rejected as exc:
-        raise WireError(exc.message, exc.code, exc.status) from None
+        raise refused(exc) from None
     except database_errors() as exc:
         raise journal_unavailable(exc) from None
     return run, recorder
@@ -171,70 +152,7 @@ def journal_unavailable(exc: BaseException) -> WireError:
     )
 
 
-def _answer(claim: ApprovalClaim) -> Answer:
-    """A claim as the journal checks it: an approval's decision (with its ``data`` and
-    ``remember``, which the journal keeps), or the answer to a tool's question."""
-    answer = claim.decision
-    if isinstance(answer, InputAnswer):
-        return Answer(
-            "input", claim.call_id, claim.approval_id, action=answer.action, content=answer.content
-        )
-    return Answer(
-        "approval",
-        claim.call_id,
-        claim.approval_id,
-        answer.approved,
-        answer.reason,
-        arguments=answer.arguments,
-        data=answer.data,
-        remember=answer.remember,
-    )
-
-
 def _closing_frame(encoder: SSEEncoder | None) -> bytes:
     if encoder is None:
         return b""
     return encoder.error(INTERRUPTED, "interrupted") + encoder.close()
-
-
-def resolve_signed_claims(
-    claims: list[ApprovalClaim],
-    messages: list[Message],
-    signer: ApprovalSigner,
-    toolbox: Toolbox,
-    *,
-    principal: str | None = None,
-    thread_id: str | None = None,
-) -> dict[str, Decision]:
-    """Decisions whose approval id carries our signature for a call of the last reply,
-    asked of this principal in this thread (another's is refused like a forgery)."""
-    calls = next((m.tool_calls for m in reversed(messages) if isinstance(m, AssistantMessage)), [])
-    decisions: dict[str, Decision] = {}
-    for claim in claims:
-        match = next(
-            (
-                part
-                for part in calls
-                if claim.call_id in (None, part.id)
-                and signer.check_id(
-                    claim.approval_id,
-                    part.id,
-                    part.name,
-                    part.arguments,
-                    principal=principal,
-                    thread_id=thread_id,
-                )
-            ),
-            None,
-        )
-        if match is None:
-            raise WireError(
-                f"approval {claim.approval_id!r} is not signed by this server for a call "
-                "of the last assistant message (or its arguments changed)",
-                "bad_signature",
-                403,
-            )
-        if isinstance(claim.decision, InputAnswer):  # answers to questions go to the ledger
-            raise WireError(f"{claim.approval_id!r} is not an approval", "answer_mismatch", 409)
-        decisions[match.id] = checked_edit(claim.decision, match.name, match.arguments, toolbox)
-    return decisions

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from starlette.responses import Response
 from starlette.types import Message, Receive, Scope, Send
 
-from .._approvals import ThreadApprovals
+from ..approvals import ThreadApprovals
 from ..wire import WireError
 
 ThreadKey = tuple[str | None, str]

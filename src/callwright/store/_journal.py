@@ -50,7 +50,6 @@ from ._rows import (
     load_history,
     open_pending,
     operation_row,
-    pending_row,
     purge,
     take_answers,
     thread_approvals,
@@ -62,7 +61,7 @@ from ._segments import first_segment, insert_segment, inserted
 from ._sql import Db, thread_key
 from ._takeover import TakeOver
 from ._tx import Transactions
-from ._verify import verify_answers
+from ._verify import PENDING_UPSERT, pending_row, verify_answers
 from ._writer import JournalWriter
 from .base import (
     Answer,
@@ -80,16 +79,6 @@ log = logging.getLogger("callwright.store")
 DAY = 86_400.0
 STORED_ONCE_BYTES = 16 * 1024
 JOURNAL_FAILED = "the run journal could not be written during the run"
-PENDING_UPSERT = (  # a call's question replaces its approval's row, but not its grant
-    "INSERT INTO pending (thread_id, call_id, run_id, kind, approval_id, tool_name, "
-    "arguments, reason_for_call, created_at, principal, request) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-    "ON CONFLICT (principal, thread_id, call_id) DO UPDATE SET run_id = excluded.run_id, "
-    "kind = excluded.kind, approval_id = excluded.approval_id, "
-    "tool_name = excluded.tool_name, arguments = excluded.arguments, "
-    "reason_for_call = excluded.reason_for_call, created_at = excluded.created_at, "
-    "resolved_at = NULL, request = excluded.request, answer = NULL"
-)
 
 
 class SQLJournal(JournalReads, LeaseHolder, TakeOver):

@@ -16,7 +16,6 @@ from ._verify import (
     answered_decision,
     decision_json,
     pending_record,
-    request_json,
 )
 from .base import Answer, JournalLimits, PendingRecord, Rejected, Segment, canonical_json, digest
 
@@ -256,22 +255,6 @@ def complete(
         "UPDATE operations SET status = ?, output = ?, completed_at = ? "
         "WHERE run_id = ? AND call_id = ? AND name != 'model'",
         (status, canonical_json(cap_output(output, limits)), now, run_id, call_id),
-    )
-
-
-def pending_row(p: PendingRecord, principal: str, now: float) -> tuple[Any, ...]:
-    return (
-        p.thread_id,
-        p.call_id,
-        p.run_id,
-        p.kind,
-        p.approval_id,
-        p.tool_name,
-        canonical_json(p.arguments),
-        p.reason_for_call,
-        now,
-        principal,
-        request_json(p.request),
     )
 
 

@@ -50,6 +50,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeVar
 
 from .._errors import CallwrightError
+from .._errors import Rejected as Rejected  # raised here, and by the approval checks
+from ..approvals import EditValidator as EditValidator  # the journal checks edits with them
 from ..call import Decision
 from ..elicitation import InputAction, InputAnswer, InputRequest
 from ..messages import Message
@@ -68,16 +70,6 @@ def canonical_json(value: Any) -> str:
 
 def digest(value: Any) -> str:
     return hashlib.sha256(canonical_json(value).encode()).hexdigest()
-
-
-class Rejected(CallwrightError):
-    """A request the journal refuses; nothing was written. Carries an HTTP status and a code."""
-
-    def __init__(self, message: str, code: str, status: int = 409) -> None:
-        super().__init__(message)
-        self.message = message
-        self.code = code
-        self.status = status
 
 
 class JournalUnavailable(CallwrightError):
@@ -203,9 +195,6 @@ class Started:
     settings: ModelSettings | None = None
     """The run's own model settings as journaled (None: the run has none, the agent's
     apply): a resumed or continued segment asks the model as the run's first did."""
-
-
-EditValidator = Callable[[dict[str, Any]], Any]
 
 
 class Journal(Protocol):

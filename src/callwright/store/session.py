@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .._approvals import ThreadApprovals
+from ..approvals import ThreadApprovals, edit_rules
 from ..context import DepsT
 from ..messages import Message
 from ..models._settings import ModelSettings
@@ -18,7 +18,7 @@ from .recorder import Recorder
 
 def edit_validators(agent: Agent[Any, Any]) -> dict[str, EditValidator | None]:
     """Per tool: its validator where a human may edit its arguments, else None."""
-    return {t.name: (t.validate if t.allow_edits else None) for t in agent.toolbox}
+    return edit_rules(agent.toolbox)
 
 
 def start_journaled(
@@ -36,6 +36,7 @@ def start_journaled(
     principal: str = "",
     closing: bytes = b"",
     settings: ModelSettings | None = None,
+    forwarded_props: Mapping[str, Any] | None = None,
 ) -> tuple[Run[DepsT, Any], Recorder]:
     """Verify the request against the journal and start the run it asks for (synchronous:
     the journal is called on this thread; the server uses ``begin_journaled``).
@@ -50,7 +51,8 @@ def start_journaled(
     written when the request does not match the thread. ``closing``: the frame that
     ends a replay of this segment if it never finishes. ``settings``: this run's model
     settings, kept on the run: its later segments (a resume, a continuation in another
-    process) use them without being given them again.
+    process) use them without being given them again. ``forwarded_props``: what the
+    front end forwarded for the agent's code (``ToolContext.forwarded_props``).
     """
     started = journal.begin(
         thread_id,
@@ -63,7 +65,7 @@ def start_journaled(
         closing=closing,
         settings=settings,
     )
-    run = _run(agent, started, client_tools, allow_client_override, deps)
+    run = _run(agent, started, client_tools, allow_client_override, deps, forwarded_props)
     return run, recorder_for(journal, started, run)
 
 
@@ -82,6 +84,7 @@ async def begin_journaled(
     principal: str = "",
     closing: bytes = b"",
     settings: ModelSettings | None = None,
+    forwarded_props: Mapping[str, Any] | None = None,
 ) -> tuple[Run[DepsT, Any], Recorder]:
     """``start_journaled`` off the event loop: the check and the new segment run on the
     journal's writer thread, and the recorder writes there too (``Recorder``'s
@@ -104,7 +107,7 @@ async def begin_journaled(
         raise RuntimeError("begin_journaled must be called on an event loop")
     started = await submitted
     try:
-        run = _run(agent, started, client_tools, allow_client_override, deps)
+        run = _run(agent, started, client_tools, allow_client_override, deps, forwarded_props)
     except BaseException:
         journal.release(started.segment, [])  # nothing will run it: settle it
         raise
@@ -117,6 +120,7 @@ def _run(
     client_tools: Iterable[Tool],
     allow_client_override: bool,
     deps: DepsT | None,
+    forwarded_props: Mapping[str, Any] | None,
 ) -> Run[DepsT, Any]:
     segment = started.segment
     run = agent.start(
@@ -131,6 +135,7 @@ def _run(
         thread_approvals=ThreadApprovals(started.thread_approvals),
         principal=segment.principal or None,
         settings=started.settings,
+        forwarded_props=forwarded_props,
     )
     return run
 

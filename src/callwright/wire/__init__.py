@@ -8,15 +8,16 @@ framework; ``callwright.server`` serves both, with each encoder's ``headers`` an
 ``close()`` trailer.
 """
 
-from ._common import (
+# The approval records and the ledger live in callwright.approvals; imported from here
+# before it existed.
+from ..approvals import (
     ApprovalClaim,
     ApprovalLedger,
     IssuedApproval,
     MemoryApprovalLedger,
-    RunInput,
-    WireError,
     resolve_claims,
 )
+from ._common import RunInput, WireError
 from ._files import FileLimits
 from .agui import AGUIEncoder
 from .aisdk import AISDKEncoder

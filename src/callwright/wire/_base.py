@@ -18,6 +18,7 @@ payloads, the per-call progress documents) is ours; SSE libraries such as
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeAlias, TypeVar, get_args
@@ -230,9 +231,16 @@ class SSEEncoder:
             )
         cls._frame_table = frames
 
-    def __init__(self) -> None:
+    def __init__(self, *, strip_paths: bool = False) -> None:
         self.progress = ProgressBook()
         self._frames = self._frame_table
+        self.strip_paths = strip_paths
+        """Whether run errors reach the client with their absolute file paths cut
+        (``without_paths``): what a server sets, so that an error does not map its disk."""
+
+    def error_text(self, message: str) -> str:
+        """A run error's message as this encoder sends it (see ``strip_paths``)."""
+        return without_paths(message) if self.strip_paths else message
 
     def encode(self, event: Event) -> bytes:
         """The event's frames, ready to send."""
@@ -315,6 +323,18 @@ class SSEEncoder:
         if not e.delta and self.skip_empty_deltas:
             return None
         return self.args_delta.payload(e.call_id, e.delta)
+
+
+_PART = r"[^\s/'\"`,;:()<>\[\]{}|]"
+_POSIX_PATH = re.compile(rf"(?<![\w.~:/-])/(?:{_PART}+/)+({_PART}*)")
+_WINDOWS_PATH = re.compile(r"\b[A-Za-z]:\\(?:[^\s\\'\"]+\\)+([^\s\\'\"]*)")
+
+
+def without_paths(text: str) -> str:
+    """``text`` with absolute file paths cut to their last part (``…/model.gguf``): an
+    error a client sees must not map the server's disk."""
+    text = _POSIX_PATH.sub(lambda m: f"…/{m.group(1)}", text)
+    return _WINDOWS_PATH.sub(lambda m: f"…\\{m.group(1)}", text)
 
 
 def _delta_frames(

@@ -1,13 +1,11 @@
-"""What both wire protocols share: the decoded run input, request errors, client ids,
-approval claims checked against the approvals the server issued, and fast JSON.
+"""What both wire protocols share: the decoded run input, request errors, client ids
+and fast JSON.
 
 A decoder turns a protocol's request into a ``RunInput``; it never decides
 whether an approval is genuine. An approval in a request is only a *claim*
-(``ApprovalClaim``); ``resolve_claims`` honours it only for an approval this
-server issued, to the same principal on the same thread, for the exact call
-(tool name and arguments) it was issued for, and only once (the
-``ApprovalLedger`` forgets it when redeemed). Without that check a client could
-approve a call by inventing an approval id, or answer someone else's.
+(``ApprovalClaim``), which a verifier of ``callwright.approvals`` honours only for
+an approval this server issued, to the same principal on the same thread, for the
+exact call, once.
 
 Every id a client chooses (thread, run, message, tool call, approval) passes
 ``client_id``: at most 128 characters of ``[A-Za-z0-9._:-]``, which covers what
@@ -25,19 +23,17 @@ from __future__ import annotations
 
 import json
 import re
-from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import Any
 
 import pydantic_core
 
 from .._errors import CallwrightError
-from ..call import Decision, strip_meta
-from ..elicitation import InputAnswer, InputRequest
-from ..messages import AssistantMessage, Message, ToolCallPart
+from ..approvals import ApprovalClaim as ApprovalClaim  # the decoders make them
+from ..call import Decision
+from ..messages import Message
 from ..tool import Tool
-from ..toolbox import Toolbox
 
 
 def to_json(value: Any) -> bytes:
@@ -89,16 +85,6 @@ def client_id(value: str, what: str) -> str:
 def optional_id(value: Any, what: str) -> str | None:
     """A client id where one is optional: None unless a non-empty string, then checked."""
     return client_id(value, what) if isinstance(value, str) and value else None
-
-
-@dataclass(slots=True)
-class ApprovalClaim:
-    """A decision a client sent for an approval id; ``call_id`` where the protocol names it."""
-
-    approval_id: str
-    decision: Decision | InputAnswer
-    """An approval's decision, or the answer to a question the call asked (``inp_`` ids)."""
-    call_id: str | None = None
 
 
 @dataclass(slots=True)
@@ -206,101 +192,7 @@ def client_tools_from(
     return tools
 
 
-# --- approvals --------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class IssuedApproval:
-    """An approval the server asked for: the call, and whose it is."""
-
-    call_id: str
-    """The call waiting on the approval."""
-    tool_name: str
-    """The tool it calls."""
-    arguments: dict[str, Any]
-    """The arguments it was issued for."""
-    principal: str | None = None
-    """Who the run that asked belongs to; only they may answer (None: no users)."""
-    thread_id: str | None = None
-    """The thread it was asked in; it is answered in that thread only."""
-    request: InputRequest | None = None
-    """Set for a question a running call asked (``InputRequested``) instead of an approval:
-    the question, whose ``state`` stays with the server."""
-
-    @property
-    def owner(self) -> tuple[str, str | None]:
-        """Whose share of a bounded ledger it counts against: its principal's, or, with no
-        users to tell apart, its thread's (so one thread cannot push out the others')."""
-        if self.principal is not None:
-            return ("principal", self.principal)
-        return ("thread", self.thread_id)
-
-
-class ApprovalLedger(Protocol):
-    """Where the server remembers the approvals it asked for until they are answered."""
-
-    def issue(self, approval_id: str, approval: IssuedApproval) -> None: ...
-
-    def redeem(self, approval_id: str) -> IssuedApproval | None:
-        """The approval, forgotten as it is returned (so it is honoured once)."""
-        ...
-
-
-class MemoryApprovalLedger:
-    """In-process ledger, bounded twice: each owner (see ``IssuedApproval.owner``) keeps at
-    most ``per_owner`` open approvals, dropping its own oldest beyond that, and the whole
-    ledger at most ``limit``, dropping the oldest of all. One request that asks for ten
-    thousand approvals thus forgets only its own, never another user's."""
-
-    def __init__(self, limit: int = 10_000, per_owner: int = 1_000) -> None:
-        if not 0 < per_owner <= limit:
-            raise ValueError("need 0 < per_owner <= limit")
-        self._open: OrderedDict[str, IssuedApproval] = OrderedDict()
-        self._owned: dict[tuple[str, str | None], OrderedDict[str, None]] = {}
-        self._limit = limit
-        self._per_owner = per_owner
-
-    def issue(self, approval_id: str, approval: IssuedApproval) -> None:
-        self.redeem(approval_id)
-        self._open[approval_id] = approval
-        mine = self._owned.setdefault(approval.owner, OrderedDict())
-        mine[approval_id] = None
-        while len(mine) > self._per_owner:
-            self.redeem(next(iter(mine)))
-        while len(self._open) > self._limit:
-            self.redeem(next(iter(self._open)))
-
-    def redeem(self, approval_id: str) -> IssuedApproval | None:
-        approval = self._open.pop(approval_id, None)
-        if approval is not None:
-            mine = self._owned[approval.owner]
-            del mine[approval_id]
-            if not mine:
-                del self._owned[approval.owner]
-        return approval
-
-    def __len__(self) -> int:
-        return len(self._open)
-
-
-@dataclass(frozen=True, slots=True)
-class OwnedLedger:
-    """A ledger as one request sees it: what it issues is stamped with the request's
-    principal and thread, so that only that principal, in that thread, can redeem it."""
-
-    ledger: ApprovalLedger
-    """The server's ledger."""
-    principal: str | None
-    """The request's principal."""
-    thread_id: str | None
-    """The request's thread."""
-
-    def issue(self, approval_id: str, approval: IssuedApproval) -> None:
-        owned = replace(approval, principal=self.principal, thread_id=self.thread_id)
-        self.ledger.issue(approval_id, owned)
-
-    def redeem(self, approval_id: str) -> IssuedApproval | None:
-        return self.ledger.redeem(approval_id)
+# --- approvals: what a request says of them (the approvals room checks it) ----------
 
 
 def with_extras(decision: Decision, raw: Any) -> Decision:
@@ -315,125 +207,6 @@ def with_extras(decision: Decision, raw: Any) -> Decision:
         raise WireError('remember must be "thread" when given', "invalid_request")
     data = raw.get("data", decision.data)
     return replace(decision, data=data, remember=remember or decision.remember)
-
-
-def resolve_claims(
-    claims: Iterable[ApprovalClaim],
-    messages: list[Message],
-    ledger: ApprovalLedger,
-    toolbox: Toolbox,
-    *,
-    principal: str | None = None,
-    thread_id: str | None = None,
-) -> dict[str, Decision | InputAnswer]:
-    """Turn claims into ``Agent.start`` decisions, or refuse the request (409).
-
-    An approval issued to another principal or in another thread is refused
-    exactly like one never issued: the answer does not confirm that it exists.
-    All or nothing: when any claim is refused, the approvals already redeemed
-    are issued again, so a refused request uses none of them up.
-    """
-    claims = list(claims)
-    if not claims:
-        return {}
-    calls = {}
-    for message in reversed(messages):
-        if isinstance(message, AssistantMessage):
-            calls = {part.id: part for part in message.tool_calls}
-            break
-    decisions: dict[str, Decision | InputAnswer] = {}
-    redeemed: list[tuple[str, IssuedApproval]] = []
-    try:
-        for claim in claims:
-            issued = ledger.redeem(claim.approval_id)
-            if issued is not None:
-                redeemed.append((claim.approval_id, issued))
-            if issued is None or (issued.principal, issued.thread_id) != (principal, thread_id):
-                raise WireError(
-                    f"approval {claim.approval_id!r} was not issued by this server or was "
-                    "already answered",
-                    "unknown_approval",
-                    409,
-                )
-            _check_claim(claim, issued, calls.get(issued.call_id), toolbox)
-            decisions[issued.call_id] = _answer(claim, issued, toolbox)
-    except WireError:
-        for approval_id, issued in redeemed:
-            ledger.issue(approval_id, issued)
-        raise
-    return decisions
-
-
-def _check_claim(
-    claim: ApprovalClaim, issued: IssuedApproval, part: ToolCallPart | None, toolbox: Toolbox
-) -> None:
-    """The claim answers the exact call the approval was issued for."""
-    if claim.call_id is not None and claim.call_id != issued.call_id:
-        part = None
-    if part is None or part.name != issued.tool_name:
-        raise WireError(
-            f"approval {claim.approval_id!r} does not belong to a call of the last "
-            "assistant message",
-            "approval_mismatch",
-            409,
-        )
-    tool = toolbox.get(issued.tool_name)
-    fixed = tool.fixed_meta() if tool is not None else {}
-    if _without(part.arguments, fixed) != _without(issued.arguments, fixed):
-        raise WireError(
-            f"approval {claim.approval_id!r} was issued for other arguments",
-            "approval_mismatch",
-            409,
-        )
-
-
-def _answer(
-    claim: ApprovalClaim, issued: IssuedApproval, toolbox: Toolbox
-) -> Decision | InputAnswer:
-    """An approval's checked decision, or the answer to the question a call asked, with
-    the question as the server issued it (its state is never the client's)."""
-    decision = claim.decision
-    if isinstance(decision, InputAnswer) != (issued.request is not None):
-        raise WireError(
-            f"{claim.approval_id!r} is answered the wrong way (an approval needs a decision, "
-            "a question an answer)",
-            "answer_mismatch",
-            409,
-        )
-    if isinstance(decision, InputAnswer):
-        return InputAnswer(decision.action, decision.content, issued.request)
-    return checked_edit(decision, issued.tool_name, issued.arguments, toolbox)
-
-
-def checked_edit(
-    decision: Decision, tool_name: str, issued: dict[str, Any], toolbox: Toolbox
-) -> Decision:
-    """The decision with its edited arguments, if any, refused the journal's way where the
-    tool does not allow edits (409 ``arguments_changed``), so that an edit gets the same
-    answer in every mode. Runtime meta (``_outputPath``...) is not part of an edit. An
-    allowed edit is validated by the run, like the model's arguments: invalid ones are
-    the call's "Invalid arguments" result."""
-    if decision.arguments is None:
-        return decision
-    params = strip_meta(decision.arguments)
-    if params == strip_meta(issued):
-        return replace(decision, arguments=None)
-    tool = toolbox.get(tool_name)
-    if tool is None or not tool.allow_edits:
-        raise WireError(
-            f"the arguments of this {tool_name} call were changed; {tool_name} does not "
-            "allow edits",
-            "arguments_changed",
-            409,
-        )
-    return replace(decision, arguments=params)
-
-
-def _without(arguments: dict[str, Any], keys: dict[str, Any]) -> dict[str, Any]:
-    """Arguments less the runtime-filled meta (which some protocols never carry back)."""
-    if not keys:
-        return arguments
-    return {k: v for k, v in arguments.items() if k not in keys}
 
 
 def text_of(content: Any) -> str:

@@ -346,8 +346,8 @@ class AGUIEncoder(SSEEncoder):
         }
     }
 
-    def __init__(self, *, protocol_1: bool = True) -> None:
-        super().__init__()
+    def __init__(self, *, protocol_1: bool = True, strip_paths: bool = False) -> None:
+        super().__init__(strip_paths=strip_paths)
         self.protocol_1 = protocol_1
         self.steps_before = 0
         """Steps of the stream this one continues (``continue_after``): its step names
@@ -404,7 +404,7 @@ class AGUIEncoder(SSEEncoder):
 
     @on(RunError)
     def _run_error(self, e: RunError) -> Payloads:
-        return {"type": "RUN_ERROR", "message": e.message, "code": e.code}
+        return {"type": "RUN_ERROR", "message": self.error_text(e.message), "code": e.code}
 
     @on(StepStarted)
     def _step_started(self, e: StepStarted) -> Payloads:

@@ -346,10 +346,12 @@ class AISDKEncoder(SSEEncoder):
         "reasoning-start": ("reasoning-end", "id"),
     }
 
-    def __init__(self, *, version: int = 6, message_id: str | None = None) -> None:
+    def __init__(
+        self, *, version: int = 6, message_id: str | None = None, strip_paths: bool = False
+    ) -> None:
         if version not in SUPPORTED_VERSIONS:
             raise ValueError(f"ai version must be one of {SUPPORTED_VERSIONS}")
-        super().__init__()
+        super().__init__(strip_paths=strip_paths)
         self.version = version
         self.message_id = message_id
         self._finish = "stop"
@@ -387,7 +389,7 @@ class AISDKEncoder(SSEEncoder):
 
     @on(RunError)
     def _run_error(self, e: RunError) -> Payloads:
-        return _error(e.message, e.code)
+        return _error(self.error_text(e.message), e.code)
 
     # text and reasoning (the deltas are the base's fast path)
 

@@ -23,8 +23,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ._errors import ConfigurationError
-from .tool import ApprovalVerdict, Tool
+from .._errors import ConfigurationError
+from ..tool import ApprovalVerdict, Tool
 
 REMEMBERED = "approved for the rest of this thread"
 """The reason an automatic approval gives when a human allowed the tool for the thread."""
