@@ -152,8 +152,8 @@ def check(exchange: Exchange, known: set[str] | frozenset[str] = frozenset()) ->
     body = body if isinstance(body, dict) else {}
     version = negotiated(body.get("protocolVersion"))
     replay = exchange.method == "GET"
-    if replay:  # the journal replays the stream of another request: its version is unknown
-        version = "1.1"
+    if replay:  # the journal replays another request's stream: the stream says its version
+        version = _declared(exchange) if b'"RUN_STARTED"' in exchange.stream else SPOKEN[-1]
     problems: list[str] = []
     events: list[dict[str, Any]] = []
     text = exchange.stream.decode("utf-8", "replace")
@@ -171,6 +171,10 @@ def check(exchange: Exchange, known: set[str] | frozenset[str] = frozenset()) ->
             if nulls:
                 problems.append(f"{payload.get('type')}: null optional field(s) {nulls}")
     from_start = not replay or exchange.query in ("", "after=0")
+    first = events[0] if events else {}
+    declares = first.get("type") == "RUN_STARTED" and "protocolVersion" in first
+    if version is not None and first.get("type") == "RUN_STARTED" and not declares:
+        problems.append(f"RUN_STARTED does not declare protocolVersion {version}")
     found = sequence_errors(events, body, exchange.complete, from_start, version, known)
     return problems + found
 
@@ -277,6 +281,15 @@ def _outcome_errors(
                 f"calls without a result {sorted(front_end - pending)}"
             ]
     return []
+
+
+def _declared(exchange: Exchange) -> str | None:
+    """The ``protocolVersion`` the stream's ``RUN_STARTED`` declares."""
+    for problem, event in frames(bytes(exchange.stream)):
+        if not problem and isinstance(event, dict) and event.get("type") == "RUN_STARTED":
+            version = event.get("protocolVersion")
+            return version if isinstance(version, str) else None
+    return None
 
 
 def started_calls(exchange: Exchange) -> tuple[str | None, set[str]]:

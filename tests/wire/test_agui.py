@@ -465,3 +465,22 @@ def test_a_tool_message_with_error_is_an_error_result() -> None:
         }
     )
     assert decoded.messages[-1] == ToolResultMessage("c1", "f", "gone", True)
+
+
+@pytest.mark.parametrize(
+    ("declared", "spoken"),
+    [("1.0.0", "1.0"), ("1.0", "1.0"), ("1.1", "1.1"), ("1.4.2", "1.1"), ("2.0", "1.1")],
+)
+def test_run_started_declares_the_version_spoken(
+    client: httpx.Client, declared: str, spoken: str
+) -> None:
+    """The newest version callwright speaks that the client's is not older than."""
+    events = run(client, {**body("chat"), "protocolVersion": declared})
+    assert events[0]["protocolVersion"] == spoken
+
+
+def test_run_started_declares_no_version_to_a_client_that_declared_none(
+    client: httpx.Client,
+) -> None:
+    events = run(client, body("chat", v1=False))
+    assert "protocolVersion" not in events[0]

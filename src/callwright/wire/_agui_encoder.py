@@ -60,9 +60,11 @@ class AGUIEncoder(SSEEncoder):
         }
     }
 
-    def __init__(self, *, protocol_1: bool = True) -> None:
+    def __init__(self, *, protocol_1: bool = True, protocol_version: str | None = None) -> None:
         super().__init__()
-        self.protocol_1 = protocol_1
+        self.protocol_1 = protocol_1 or protocol_version is not None
+        self.protocol_version = protocol_version
+        """The version declared on ``RUN_STARTED`` (``protocol_version(body)``); None: none."""
         self.steps_before = 0
         """Steps of the stream this one continues (``continue_after``): its step names
         go on from there rather than start again at ``step-1``."""
@@ -79,7 +81,10 @@ class AGUIEncoder(SSEEncoder):
 
     @on(RunStarted)
     def _run_started(self, e: RunStarted) -> Payloads:
-        return {"type": "RUN_STARTED", "threadId": e.thread_id, "runId": e.run_id}
+        payload: Payload = {"type": "RUN_STARTED", "threadId": e.thread_id, "runId": e.run_id}
+        if self.protocol_version is not None:
+            payload["protocolVersion"] = self.protocol_version
+        return payload
 
     @on(RunFinished)
     def _run_finished(self, e: RunFinished) -> Payloads:
