@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from . import agui, aisdk
-from .traffic import EXCHANGES, Exchange, record
+from .traffic import CHECKING, EXCHANGES, Exchange, record
 
 __all__ = ["EXCHANGES", "Exchange", "conformance_check", "problems", "record"]
 
@@ -28,7 +28,11 @@ def conformance_check() -> Iterator[None]:
     """Checks every event stream the module's tests were served, when the module ends (a
     conftest imports it to apply it to its folder)."""
     start = len(EXCHANGES)
-    yield
+    CHECKING[0] += 1
+    try:
+        yield
+    finally:
+        CHECKING[0] -= 1
     found = problems(EXCHANGES[start:])
     del EXCHANGES[start:]
     if found:
