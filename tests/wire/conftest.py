@@ -33,6 +33,7 @@ from callwright.models import (
 )
 from callwright.server import create_app
 from callwright.store import SQLiteJournal
+from conformance import conformance_check  # noqa: F401  (checks the module's streams)
 from live_server import Server
 
 JS_DIR = Path(__file__).resolve().parents[1] / "js"

@@ -64,6 +64,8 @@ class SegmentSpec:
     """Which wire the segment's frames are encoded for."""
     protocol_1: bool = True
     """AG-UI: whether the client speaks protocol 1.0."""
+    protocol_version: str | None = None
+    """AG-UI: the version declared on ``RUN_STARTED`` (None: the client declared none)."""
     ai_version: int = 6
     """AI SDK: the ``ai`` major version of the client."""
     message_id: str | None = None
@@ -85,7 +87,9 @@ class SegmentSpec:
             return aisdk.AISDKEncoder(
                 version=self.ai_version, message_id=self.message_id, strip_paths=True
             )
-        return agui.AGUIEncoder(protocol_1=self.protocol_1, strip_paths=True)
+        return agui.AGUIEncoder(
+            protocol_1=self.protocol_1, protocol_version=self.protocol_version, strip_paths=True
+        )
 
     def tools(self) -> list[Tool]:
         return client_tools_from(self.client_tools, "the segment's tools")
@@ -100,7 +104,11 @@ def spec_of_encoder(encoder: SSEEncoder) -> dict[str, Any]:
             "message_id": encoder.message_id,
         }
     assert isinstance(encoder, agui.AGUIEncoder)
-    return {"protocol": "agui", "protocol_1": encoder.protocol_1}
+    return {
+        "protocol": "agui",
+        "protocol_1": encoder.protocol_1,
+        "protocol_version": encoder.protocol_version,
+    }
 
 
 def tool_definitions(tools: list[Tool]) -> list[dict[str, Any]]:

@@ -183,7 +183,11 @@ class Endpoints(Generic[DepsT]):
         try:
             caller = await self._admit(request, deps, principal, body=True)
             body = await read_json(request, self.limits)
-            encoder = agui.AGUIEncoder(protocol_1=agui.wants_protocol_1(body), strip_paths=True)
+            encoder = agui.AGUIEncoder(
+                protocol_1=agui.wants_protocol_1(body),
+                protocol_version=agui.protocol_version(body),
+                strip_paths=True,
+            )
             run_input = await decode_agui(body, self.limits)
             return await self._run(request, caller, run_input, encoder)
         except WireError as exc:

@@ -27,6 +27,7 @@ from ..events import (
     ToolPartialOutput,
     ToolProgress,
 )
+from ..usage import Usage
 from ._base import DeltaFrame, Payload, Payloads, SSEEncoder, on
 
 ACTIVITY_TYPE = "tool-activity"
@@ -60,9 +61,19 @@ class AGUIEncoder(SSEEncoder):
         }
     }
 
-    def __init__(self, *, protocol_1: bool = True, strip_paths: bool = False) -> None:
+    def __init__(
+        self,
+        *,
+        protocol_1: bool = True,
+        protocol_version: str | None = None,
+        strip_paths: bool = False,
+    ) -> None:
         super().__init__(strip_paths=strip_paths)
-        self.protocol_1 = protocol_1
+        self.protocol_1 = protocol_1 or protocol_version is not None
+        self.protocol_version = protocol_version
+        """The version declared on ``RUN_STARTED`` (``protocol_version(body)``); None: none."""
+        self.usage = Usage()
+        """The usage of the steps finished so far (for ``RUN_ERROR``)."""
         self.steps_before = 0
         """Steps of the stream this one continues (``continue_after``): its step names
         go on from there rather than start again at ``step-1``."""
@@ -79,7 +90,10 @@ class AGUIEncoder(SSEEncoder):
 
     @on(RunStarted)
     def _run_started(self, e: RunStarted) -> Payloads:
-        return {"type": "RUN_STARTED", "threadId": e.thread_id, "runId": e.run_id}
+        payload: Payload = {"type": "RUN_STARTED", "threadId": e.thread_id, "runId": e.run_id}
+        if self.protocol_version is not None:
+            payload["protocolVersion"] = self.protocol_version
+        return payload
 
     @on(RunFinished)
     def _run_finished(self, e: RunFinished) -> Payloads:
@@ -89,15 +103,8 @@ class AGUIEncoder(SSEEncoder):
         outcome = self._outcome(e)
         if outcome is not None:
             payload["outcome"] = outcome
-        usage = e.usage
-        if usage.requests:
-            payload["usage"] = [
-                {
-                    "inputTokens": usage.input_tokens,
-                    "outputTokens": usage.output_tokens,
-                    "totalTokens": usage.total_tokens,
-                }
-            ]
+        if e.usage.requests:
+            payload["usage"] = [_token_usage(e.usage)]
         return payload
 
     def _outcome(self, e: RunFinished) -> Payload | None:
@@ -118,7 +125,16 @@ class AGUIEncoder(SSEEncoder):
 
     @on(RunError)
     def _run_error(self, e: RunError) -> Payloads:
-        return {"type": "RUN_ERROR", "message": self.error_text(e.message), "code": e.code}
+        """With the usage of the model turns finished before the failure, as AG-UI 1.1
+        defines it (a run that failed before any has none)."""
+        payload: Payload = {
+            "type": "RUN_ERROR",
+            "message": self.error_text(e.message),
+            "code": e.code,
+        }
+        if self.usage.requests:
+            payload["usage"] = [_token_usage(self.usage)]
+        return payload
 
     @on(StepStarted)
     def _step_started(self, e: StepStarted) -> Payloads:
@@ -126,6 +142,7 @@ class AGUIEncoder(SSEEncoder):
 
     @on(StepFinished)
     def _step_finished(self, e: StepFinished) -> Payloads:
+        self.usage.add(e.usage)
         return {"type": "STEP_FINISHED", "stepName": f"step-{e.step + self.steps_before}"}
 
     # text and reasoning (the deltas are the base's fast path)
@@ -292,6 +309,20 @@ def _question(pending: PendingCall) -> Payload:
         "toolCallId": pending.call_id,
         "responseSchema": request.schema,
     }
+
+
+def _token_usage(usage: Usage) -> Payload:
+    """One AG-UI ``TokenUsage`` entry; the optional counts only where the provider gave them."""
+    entry: Payload = {
+        "inputTokens": usage.input_tokens,
+        "outputTokens": usage.output_tokens,
+        "totalTokens": usage.total_tokens,
+    }
+    if usage.reasoning_tokens:
+        entry["reasoningTokens"] = usage.reasoning_tokens
+    if usage.cached_input_tokens:
+        entry["cachedInputTokens"] = usage.cached_input_tokens
+    return entry
 
 
 def _activity(call_id: str, content: Payload) -> Payload:
