@@ -79,11 +79,13 @@ ADDED_COLUMNS = [
     ("pending", "answer TEXT"),
     ("pending", "remember TEXT"),
     ("events", "packed INTEGER NOT NULL DEFAULT 0"),
+    ("segments", "spec TEXT"),
 ]
 """Columns added since a table was first made: an older file gets them when opened
 (``pending.request``: a question's JSON; ``answer``: the decision taken, for recovery;
 ``remember``: ``'thread'`` on an approval a human gave for the rest of the thread;
-``events.packed``: 1 where the chunk's frames are zlib-compressed)."""
+``events.packed``: 1 where the chunk's frames are zlib-compressed; ``segments.spec``: what
+another process needs to continue a durable segment, as JSON, NULL where none may)."""
 
 
 def connect(path: str, busy_seconds: float) -> SQLiteDb:
@@ -146,6 +148,7 @@ def _current(db: sqlite3.Connection) -> bool:
         and "taken_by" in _columns(db, "owners")
         and "remember" in _columns(db, "pending")
         and "packed" in _columns(db, "events")
+        and "spec" in _columns(db, "segments")
     )
 
 

@@ -180,6 +180,20 @@ class Segment:
     """Who started the segment (``""`` without authentication)."""
 
 
+@dataclass(frozen=True, slots=True)
+class Orphan:
+    """A running segment whose process is gone, as ``Journal.orphans`` lists it."""
+
+    owner: str
+    """The owner (executor) id the segment runs under: claim it before continuing."""
+    request_id: str
+    """The segment's request id (what ``reopen`` takes)."""
+    principal: str
+    """Who started the segment."""
+    spec: str
+    """What ``begin`` was given as ``spec``: how to continue the segment."""
+
+
 @dataclass(slots=True)
 class Started:
     """What ``Journal.begin`` hands the server: the segment, trusted history, decisions, state."""
@@ -231,6 +245,7 @@ class Journal(Protocol):
         *,
         principal: str = "",
         closing: bytes = b"",
+        spec: str = "",
     ) -> Started:
         """Check the request against the thread and start a segment, atomically.
 
@@ -247,7 +262,10 @@ class Journal(Protocol):
         question as stored), those kept for a resumed run's calls that were
         decided but never run, and the thread's remembered approvals.
         ``closing`` is the frame that ends a replay of the segment if it never
-        finishes (recovery appends it).
+        finishes (recovery appends it). ``spec`` is what another process needs to
+        continue the segment if this one dies (opaque text, written with the segment;
+        ``orphans`` hands it back): only a segment with one is continued elsewhere,
+        the others are settled.
         """
         ...
 
@@ -319,6 +337,13 @@ class Journal(Protocol):
     def gone_owners(self) -> list[str]:
         """Owners that are gone and still own running segments, not yet taken by a live
         owner (what a process continuing dead processes' runs polls)."""
+        ...
+
+    def orphans(self, *, own: bool = False) -> list[Orphan]:
+        """The running segments with a ``spec`` whose owner is gone and not held by
+        another live owner (unclaimed, claimed by this journal's owner, or by one that is
+        gone too). ``own``: also those under this journal's own owner id that this
+        journal does not run (a former process with the same id)."""
         ...
 
     def claim(self, gone_owner: str) -> bool:

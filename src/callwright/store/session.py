@@ -76,11 +76,13 @@ async def begin_journaled(
     deps: DepsT | None = None,
     principal: str = "",
     closing: bytes = b"",
+    spec: str = "",
 ) -> tuple[Run[DepsT, Any], Recorder]:
     """``start_journaled`` off the event loop: the check and the new segment run on the
     journal's writer thread, and the recorder writes there too (``Recorder``'s
     asynchronous mode). Stream the run with ``await recorder.record(...)`` where it
-    returns an awaitable, and ``await recorder.finish()`` at the end."""
+    returns an awaitable, and ``await recorder.finish()`` at the end. ``spec``: what
+    another process needs to continue the segment (``Journal.begin``)."""
     begin = functools.partial(
         journal.begin,
         thread_id,
@@ -91,6 +93,7 @@ async def begin_journaled(
         state,
         principal=principal,
         closing=closing,
+        spec=spec,
     )
     submitted = journal.submit(begin)
     if submitted is None:
