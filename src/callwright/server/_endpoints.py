@@ -133,9 +133,10 @@ class Endpoints(Generic[DepsT]):
     None: a request that arrives on a loopback address must name ``localhost``,
     ``127.0.0.1`` or ``[::1]`` (stops DNS rebinding); others are not checked."""
     durable: DurableRuntime | None = None
-    """Runs each journaled segment as a DBOS workflow, so that another replica continues
-    it if this process dies (``callwright serve --journal postgresql://…``); needs a
-    journal on the same database. The lifespan launches and closes it."""
+    """Continues the segments of replicas that died: each journaled segment is begun with
+    its spec, so that another replica continues it if this process dies (``callwright
+    serve --journal postgresql://…``); needs a journal on the same database. The
+    lifespan launches and closes it."""
     _gate: Gate = field(init=False, repr=False)
     _threads: RunningThreads = field(init=False, repr=False)
     _readiness: Readiness = field(init=False, repr=False)
