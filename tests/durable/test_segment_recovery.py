@@ -15,6 +15,7 @@ from pathlib import Path
 
 import httpx
 import psycopg
+import pytest
 
 from _postgres import PostgresUrl
 from durable._cluster import Replica, agui_body, frames, stream, until_ended, until_started
@@ -62,3 +63,19 @@ async def _killed_and_back(replica: Replica, effects: Path) -> None:
             "SELECT count(*) FROM dbos.workflow_status WHERE workflow_uuid LIKE 'seg:%'"
         ).fetchone()
     assert segments == (0,)
+
+
+def test_a_spec_reads_back_what_it_wrote_and_refuses_what_is_not_one() -> None:
+    from callwright.durable import SegmentSpec
+
+    spec = SegmentSpec(
+        "r1", "t1", "alice", "aisdk", ai_version=7, message_id="m1",
+        client_tools=[{"name": "pick", "description": "", "parameters": {}}],
+        forwarded_props={"k": [1]},
+    )  # fmt: skip
+    assert SegmentSpec.from_json(spec.to_json()) == spec
+    newer = json.dumps({**json.loads(spec.to_json()), "added_later": 1})
+    assert SegmentSpec.from_json(newer) == spec  # a newer replica's field is left out
+    for text in ("not json", "[1]", '{"thread_id": "t"}'):
+        with pytest.raises(ValueError):
+            SegmentSpec.from_json(text)

@@ -57,7 +57,7 @@ REOPEN_ATTEMPTS = 8
 tick tries again while the segment is still the gone owner's)."""
 
 _runtime: DurableRuntime | None = None
-"""The process's runtime: DBOS is one per process, and so are its workflows' hosts."""
+"""The process's runtime: DBOS is one per process."""
 
 
 class DurableRuntime:
