@@ -30,7 +30,7 @@ T = TypeVar("T")
 
 
 class TakeOver:
-    """``gone_owners``, ``claim`` and ``reopen`` of ``SQLJournal``."""
+    """``gone_owners``, ``orphans``, ``claim`` and ``reopen`` of ``SQLJournal``."""
 
     limits: JournalLimits
     lease_seconds: float

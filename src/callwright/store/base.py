@@ -336,7 +336,7 @@ class Journal(Protocol):
 
     def gone_owners(self) -> list[str]:
         """Owners that are gone and still own running segments, not yet taken by a live
-        owner (what a process continuing dead processes' runs polls)."""
+        owner (``orphans`` lists the segments a durable layer can continue)."""
         ...
 
     def orphans(self, *, own: bool = False) -> list[Orphan]:
