@@ -193,16 +193,24 @@ def test_a_reopen_declined_by_a_renewed_lease_leaves_the_segment_to_take_later(
     assert heir.orphans() == []  # its owner is the heir now, which is live
 
 
-def test_a_segment_without_spec_is_not_an_orphan(
+def test_a_gone_owners_segment_without_spec_is_settled_not_continued(
     journals: Callable[..., SQLJournal],
 ) -> None:
-    """Only a segment begun with a spec is continued elsewhere; the others are settled."""
+    """A segment begun with no spec (an older version's) cannot be continued: the heir
+    settles it as recovery would, and its thread takes requests again."""
     gone = journals(owner_id="plain")
     serving(gone)
-    gone.begin("t", "r1", [UserMessage("hi")], [], {})
+    started = gone.begin("t", "r1", [UserMessage("hi")], [], {})
     gone.close()
     heir = journals(owner_id="heir", settle_gone=False)
-    assert heir.gone_owners() == ["plain"] and heir.orphans() == []
+    [orphan] = heir.orphans()
+    assert (orphan.owner, orphan.request_id, orphan.spec) == ("plain", "r1", "")
+    with pytest.raises(Rejected):  # not settled by the journal itself
+        heir.begin("t", "r2", [UserMessage("me?")], [], {})
+    assert heir.claim("plain") and heir.settle_orphan("r1")
+    assert heir.run_status(started.segment.run_id) == "interrupted"
+    assert heir.orphans() == [] and not heir.settle_orphan("r1")
+    heir.begin("t", "r3", [UserMessage("again")], [], {})
 
 
 calls: list[str] = []

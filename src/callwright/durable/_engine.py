@@ -223,16 +223,35 @@ class DurableRuntime:
         return won
 
     def _continue(self, orphan: Orphan) -> None:
-        """Continue the orphan in a task, unless this process already does."""
+        """Continue the orphan in a task, unless this process already does; settle it
+        when it has no spec this version can read (nothing could continue it)."""
         if orphan.request_id in self._carrying:
             return
+        loop = asyncio.get_running_loop()
         try:
             spec = SegmentSpec.from_json(orphan.spec)
         except ValueError:
-            log.error("run %s: its spec cannot be read here; not continued", orphan.request_id)
-            return
-        task = asyncio.get_running_loop().create_task(self._carried(spec))
-        self._carrying[spec.request_id] = task
+            task = loop.create_task(self._settled(orphan))
+        else:
+            task = loop.create_task(self._carried(spec))
+        self._carrying[orphan.request_id] = task
+
+    async def _settled(self, orphan: Orphan) -> str:
+        try:
+            settle = functools.partial(self.journal.settle_orphan, principal=orphan.principal)
+            if await self._write(settle, orphan.request_id):
+                log.warning(
+                    "run %s has no spec to continue it (begun by an older version?): "
+                    "settled as interrupted; the next request on its thread resumes it",
+                    orphan.request_id,
+                )
+                return "interrupted"
+            return "declined"
+        except Exception:
+            log.warning("could not settle run %s", orphan.request_id, exc_info=True)
+            return "failed"
+        finally:
+            self._carrying.pop(orphan.request_id, None)
 
     async def _carried(self, spec: SegmentSpec) -> str:
         try:

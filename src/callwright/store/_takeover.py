@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 from ..call import Decision
 from ..elicitation import InputAnswer
 from . import _owners
-from ._recovery import rebuild
+from ._recovery import rebuild, settle_run
 from ._rows import kept_decisions, thread_approvals
 from ._sql import Db
 from .base import JournalLimits, Orphan, Segment, Started
@@ -101,11 +101,11 @@ class TakeOver:
             for owner in gone:
                 rows = db.execute(
                     "SELECT id, request_id, principal, spec FROM segments "
-                    "WHERE owner = ? AND status = 'running' AND spec IS NOT NULL ORDER BY id",
+                    "WHERE owner = ? AND status = 'running' ORDER BY id",
                     (owner,),
                 ).fetchall()
                 found += [
-                    Orphan(owner, request_id, principal, spec)
+                    Orphan(owner, request_id, principal, spec or "")
                     for seg_id, request_id, principal, spec in rows
                     if owner != mine or seg_id not in live
                 ]
@@ -182,6 +182,28 @@ class TakeOver:
         return Started(
             segment, history, decisions, state, list(history), next_op, offset, remembered
         )
+
+    def settle_orphan(self, request_id: str, principal: str | None = None) -> bool:
+        """Settle the running segment of ``request_id`` as recovery would (its run
+        interrupted, the next request on its thread resumes it) when it cannot be
+        continued (it has no spec: begun by an older version, or without a durable
+        layer). False when it is not running or its owner is live."""
+        self._become_owner()
+        with self._tx() as db:
+            self._hold_lease(db)
+            now = db.now()
+            found = _running_segment(db, request_id, principal)
+            if found is None:
+                return False
+            seg_id, run_id, _, thread_id, _ = found
+            db.lock_thread(thread_id, wait=True)
+            row = db.execute(
+                "SELECT status, owner FROM segments WHERE id = ?" + db.for_update, (seg_id,)
+            ).fetchone()
+            if row[0] != "running" or not self._may_take(db, row[1], seg_id, now):
+                return False
+            settle_run(db, run_id, thread_id, self._idempotent, self.limits, now)
+        return True
 
     def _may_take(self, db: Db, seg_owner: str | None, seg_id: int, now: float) -> bool:
         if seg_owner is not None and seg_owner == self._owner:

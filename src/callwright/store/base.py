@@ -191,7 +191,8 @@ class Orphan:
     principal: str
     """Who started the segment."""
     spec: str
-    """What ``begin`` was given as ``spec``: how to continue the segment."""
+    """What ``begin`` was given as ``spec``: how to continue the segment ("" for none:
+    it can only be settled, ``settle_orphan``)."""
 
 
 @dataclass(slots=True)
@@ -340,10 +341,16 @@ class Journal(Protocol):
         ...
 
     def orphans(self, *, own: bool = False) -> list[Orphan]:
-        """The running segments with a ``spec`` whose owner is gone and not held by
-        another live owner (unclaimed, claimed by this journal's owner, or by one that is
-        gone too). ``own``: also those under this journal's own owner id that this
-        journal does not run (a former process with the same id)."""
+        """The running segments whose owner is gone and not held by another live owner
+        (unclaimed, claimed by this journal's owner, or by one that is gone too), each
+        with its ``spec`` ("" where it has none). ``own``: also those under this
+        journal's own owner id that this journal does not run (a former process with the
+        same id)."""
+        ...
+
+    def settle_orphan(self, request_id: str, principal: str | None = None) -> bool:
+        """Settle a gone owner's running segment that cannot be continued (no ``spec``)
+        as recovery would: False when it is not running or its owner is live."""
         ...
 
     def claim(self, gone_owner: str) -> bool:
