@@ -20,7 +20,7 @@ logs it and waits for the owner's outcome), so a call another worker has taken i
 finished and reported once.
 
 Workers run under a DBOS application version of their own (``_crossing.worker_version``)
-so that they and the replicas never take each other's work from DBOS's internal queue.
+so that a replica never takes a tool call from any of DBOS's queues.
 """
 
 from __future__ import annotations
