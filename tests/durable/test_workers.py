@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -396,6 +397,58 @@ async def test_a_worker_killed_mid_tool(
 
 async def _collect(run: AsyncIterator[Event]) -> list[Event]:
     return [event async for event in run]
+
+
+async def test_a_worker_stalled_past_its_lease_cannot_finish_a_call_another_took(
+    postgres_url: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker frozen mid-tool (SIGSTOP: alive, but its lease lapses) has its call taken
+    by a live worker, which answers interrupted (the tool is not idempotent). Thawed,
+    the frozen worker finishes the tool, and its result is refused: the call keeps the
+    taker's outcome, and the stalled worker's DBOS says it no longer owns the call."""
+    database = postgres_url.fresh_database()
+    effects = tmp_path / "side_effects.txt"
+    monkeypatch.setenv("SIDE_EFFECTS", str(effects))
+    stalled = Worker(database, "worker-stalled", effects).start()
+    taker: Worker | None = None
+    agent = make_agent()
+    workers = ToolWorkers(database)
+    workers.apply(agent.toolbox)
+    t = tag()
+    try:
+        run = asyncio.ensure_future(_collect(agent.stream(f'slow {{"seconds": 2, "tag": "{t}"}}')))
+        await wait_for(lambda: ran(effects, "start", t), 60)
+        assert stalled.process is not None
+        stalled.process.send_signal(signal.SIGSTOP)
+        taker = Worker(database, "worker-taker", effects).start()  # takes it once the lease lapses
+        events = await asyncio.wait_for(run, 120)
+        stalled.process.send_signal(signal.SIGCONT)
+        await wait_for(lambda: ran(effects, "end", t), 30)  # the thawed worker's tool ends
+        client = await workers.client()
+        [call] = await client.list_workflows_async(name="callwright.tool")
+        refused = ("no longer owned", "duplicate execution")  # DBOS 3.4's words, and 3.0's
+        await wait_for(
+            lambda: any(
+                call.workflow_id in line and any(word in line for word in refused)
+                for line in stalled.log.read_text(errors="replace").splitlines()
+            ),
+            30,
+        )
+        kept = await client.retrieve_workflow_async(call.workflow_id)
+        outcome = await kept.get_result()
+    finally:
+        workers.close()
+        if stalled.process is not None and stalled.process.poll() is None:
+            stalled.process.send_signal(signal.SIGCONT)
+        for worker in (stalled, taker):
+            if worker is not None:
+                worker.stop()
+    seen = f"{lines(effects)}\n{stalled.log.read_text(errors='replace')[-3000:]}"
+    result = result_of(events)
+    assert (result.state, result.error_kind) == ("output-error", "interrupted"), seen
+    assert outcome["error"]["kind"] == "interrupted", (outcome, seen)
+    assert [pid_of(line) for line in ran(effects, "start", t)] == [stalled.pid], seen
+    assert [pid_of(line) for line in ran(effects, "end", t)] == [stalled.pid], seen
 
 
 async def test_a_stopped_worker_finishes_its_calls_first(

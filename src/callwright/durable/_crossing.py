@@ -76,10 +76,9 @@ def worker_version() -> str:
     """The DBOS application version of tool workers, apart from the replicas'.
 
     DBOS dequeues a workflow only on executors of its application version, and every
-    process also serves DBOS's internal queue, where recovered workflows go. With a
-    version of their own, workers never take a replica's recovered segment (which only
-    a replica can continue) and replicas never take a tool call; the web side enqueues
-    calls with this version. It changes with this package's worker code, as DBOS's own
+    process also serves DBOS's internal queue. With a version of their own, replicas
+    never take a tool call, whatever queue it is on; the web side enqueues calls with
+    this version. It changes with this package's worker code, as DBOS's own
     version changes with workflow code: a worker only resumes calls of its own code.
     """
     digest = hashlib.md5(usedforsecurity=False)

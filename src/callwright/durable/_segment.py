@@ -1,34 +1,34 @@
-"""A run segment as a DBOS workflow: what keeps a run moving when its process dies.
+"""A run segment continued by another process: what keeps a run moving when its process dies.
 
 The segment's work is journaled by the run journal (operations before and after
-each tool, a commit at each step's end, the frames for replay), so the workflow
-adds what the journal alone cannot: a record, in DBOS, that the segment must be
-driven to its end, and an executor that owns it. While the process that took the
-request is alive, DBOS runs nothing: the request's stream runs the segment, as
-without DBOS, and the workflow is only its row, PENDING until the stream ends
-(``_rows`` writes those rows in batches). When DBOS recovers the workflow elsewhere,
-its body continues the segment from the journal (``Journal.reopen``): the completed
-steps and tool results are read back, never re-run; a tool that had started is
-reported interrupted unless it is idempotent; the run then goes on headless,
-appending to the same event log, which any replica's ``GET /runs/{id}/events?after=N`` follows.
+each tool, a commit at each step's end, the frames for replay), and the segment's row
+holds its ``SegmentSpec`` (the request's wire, front-end tools and forwarded props),
+written in the transaction that begins it. While the process that took the request is
+alive, the request's stream runs the segment. When that process is gone, the process
+that wins its claim (``_engine``) continues the segment from the journal
+(``Journal.reopen``): the completed steps and tool results are read back, never
+re-run; a tool that had started is reported interrupted unless it is idempotent; the
+run then goes on headless, appending to the same event log, which any replica's
+``GET /runs/{id}/events?after=N`` follows.
 
-Why the segment's model turns and tool calls are journal operations and not DBOS
-steps: a recovered segment continues from what the journal committed, and a
-workflow's step ids must replay in the same order on recovery, which a run that
-streams tool progress in parallel cannot promise. The journal's operation rows
-keep the step guarantee (a result is read back, a started call is not re-run
-unless idempotent) without that constraint. For the same reason a run's frames go to
-the journal's event log rather than a DBOS stream: each chunk is written in the same
-transaction as the operation rows it precedes (a tool's ``started`` row with the frames
-before it), so a reader on another replica never sees a tool begin that the journal
-does not know of. (Tool workers, whose progress has no such row, use a DBOS stream.)
+Why the journal and not DBOS workflows: a continued segment resumes from what the
+journal committed, and a workflow's step ids must replay in the same order on
+recovery, which a run that streams tool progress in parallel cannot promise. The
+journal's operation rows keep the step guarantee (a result is read back, a started call
+is not re-run unless idempotent) without that constraint. For the same reason a run's
+frames go to the journal's event log rather than a DBOS stream: each chunk is written in
+the same transaction as the operation rows it precedes (a tool's ``started`` row with
+the frames before it), so a reader on another replica never sees a tool begin that the
+journal does not know of. (Tool workers, whose progress has no such row, use a DBOS
+stream.)
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..approvals import ThreadApprovals
@@ -51,11 +51,12 @@ Protocol = Literal["agui", "aisdk"]
 
 @dataclass(slots=True)
 class SegmentSpec:
-    """What another process needs to continue a segment: plain data (DBOS stores it
-    as the workflow's input). The journal holds everything else."""
+    """What another process needs to continue a segment: plain data, stored as JSON in
+    the segment's journal row (``Journal.begin(spec=...)``). The journal holds
+    everything else."""
 
     request_id: str
-    """The segment's request id: the workflow id is ``seg:<request_id>``."""
+    """The segment's request id."""
     thread_id: str
     """The thread the segment runs in."""
     principal: str = ""
@@ -77,9 +78,19 @@ class SegmentSpec:
     forwarded_props: dict[str, Any] = field(default_factory=dict)
     """AG-UI ``forwardedProps`` of the request."""
 
-    @property
-    def workflow_id(self) -> str:
-        return f"seg:{self.request_id}"
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str) -> SegmentSpec:
+        """The spec a ``to_json`` wrote (fields a newer version added are left out);
+        ``ValueError`` for text that is not one."""
+        try:
+            data = json.loads(text)
+            known = {f.name for f in fields(cls)}
+            return cls(**{k: v for k, v in data.items() if k in known})
+        except (TypeError, AttributeError, json.JSONDecodeError) as exc:
+            raise ValueError(f"not a segment spec ({type(exc).__name__})") from None
 
     def encoder(self) -> SSEEncoder:
         """A fresh encoder for the segment's wire (the server's, with paths cut)."""

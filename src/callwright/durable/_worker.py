@@ -10,8 +10,17 @@ the replayed mark says the tool had started, and the tool step answers
 ``Interrupted`` instead of running the tool again, unless the worker's tool is
 idempotent.
 
+Recovery uses DBOS's public API only: the gone worker's PENDING calls are listed
+(``DBOS.list_workflows``) and resumed on the tools queue (``DBOS.resume_workflow``),
+which hands each to whichever live worker dequeues it. Resuming clears the workflow's
+owner token and the dequeuing worker writes its own, and DBOS records a step or an
+outcome only for the token that owns the workflow: a worker that was only stalled past
+its lease (not dead) and finishes the tool later has its result refused by DBOS (which
+logs it and waits for the owner's outcome), so a call another worker has taken is
+finished and reported once.
+
 Workers run under a DBOS application version of their own (``_crossing.worker_version``)
-so that they and the replicas never take each other's work from DBOS's internal queue.
+so that a replica never takes a tool call from any of DBOS's queues.
 """
 
 from __future__ import annotations
@@ -300,12 +309,20 @@ class _Stream:
 
 def recover_executor(executor_id: str) -> list[str]:
     """Have the tool calls of a worker that died for good run again on live workers (they
-    go back on the queue; a call that had started answers interrupted unless its tool is
-    idempotent). Workers do it for each other (``take_over``); by hand, call it where
-    DBOS was launched with the workers' configuration (``_crossing.dbos_config``: DBOS
-    recovers only workflows of its own version). Returns the workflow ids."""
-    handles = DBOS._recover_pending_workflows([executor_id])
-    return [handle.get_workflow_id() for handle in handles]
+    go back on the tools queue; a call that had started answers interrupted unless its
+    tool is idempotent). Workers do it for each other (``take_over``); by hand, call it
+    where DBOS was launched (``DBOS.launch``) on the workers' database. Returns the
+    workflow ids."""
+    running = DBOS.list_workflows(
+        status="PENDING",
+        executor_id=executor_id,
+        name=TOOL_WORKFLOW,
+        load_input=False,
+        load_output=False,
+    )
+    for workflow in running:
+        DBOS.resume_workflow(workflow.workflow_id, queue_name=TOOLS_QUEUE)
+    return [workflow.workflow_id for workflow in running]
 
 
 def default_executor_id() -> str:
@@ -444,7 +461,7 @@ async def take_over(journal: Journal, executor_id: str) -> list[str]:
     whose lease is gone, each claimed through the journal so that exactly one live
     process (a worker or a replica) recovers it. Returns the executor ids taken."""
     running = await DBOS.list_workflows_async(
-        status="PENDING", queue_name=TOOLS_QUEUE, load_input=False, load_output=False
+        status="PENDING", name=TOOL_WORKFLOW, load_input=False, load_output=False
     )
     owners = sorted({w.executor_id for w in running if w.executor_id} - {executor_id})
     taken: list[str] = []

@@ -41,6 +41,9 @@ class RunRequest(Generic[DepsT]):
     encoder: SSEEncoder | None = None
     """The stream's encoder: with a journal, it makes the frame that ends a replay of
     the run if the run never finishes (the server killed mid-run)."""
+    spec: str = ""
+    """With a durable runtime, the segment's ``SegmentSpec`` as JSON: the journal keeps
+    it with the segment, for the replica that continues it if this process dies."""
 
 
 async def start_run(
@@ -134,6 +137,7 @@ async def _start_journaled(
             principal=request.principal or "",
             closing=_closing_frame(request.encoder),
             forwarded_props=run_input.forwarded_props,
+            spec=request.spec,
         )
     except Rejected as exc:
         raise refused(exc) from None

@@ -9,7 +9,7 @@ its target: a ``postgresql://`` or ``postgres://`` URL, else a file path.
 
 For a durable-execution layer continuing the runs of dead processes, both take
 ``owner_id`` (the executor id) and ``settle_gone=False``, and offer
-``gone_owners``, ``claim`` and ``reopen``.
+``orphans`` (with each segment's ``spec``), ``claim`` and ``reopen``.
 """
 
 from ._journal import SQLJournal
@@ -19,6 +19,7 @@ from .base import (
     Journal,
     JournalLimits,
     JournalUnavailable,
+    Orphan,
     PendingRecord,
     Rejected,
     Segment,
@@ -38,6 +39,7 @@ __all__ = [
     "Journal",
     "JournalLimits",
     "JournalUnavailable",
+    "Orphan",
     "PendingRecord",
     "PostgresJournal",
     "Recorder",

@@ -85,11 +85,13 @@ async def begin_journaled(
     closing: bytes = b"",
     settings: ModelSettings | None = None,
     forwarded_props: Mapping[str, Any] | None = None,
+    spec: str = "",
 ) -> tuple[Run[DepsT, Any], Recorder]:
     """``start_journaled`` off the event loop: the check and the new segment run on the
     journal's writer thread, and the recorder writes there too (``Recorder``'s
     asynchronous mode). Stream the run with ``await recorder.record(...)`` where it
-    returns an awaitable, and ``await recorder.finish()`` at the end."""
+    returns an awaitable, and ``await recorder.finish()`` at the end. ``spec``: what
+    another process needs to continue the segment (``Journal.begin``)."""
     begin = functools.partial(
         journal.begin,
         thread_id,
@@ -101,6 +103,7 @@ async def begin_journaled(
         principal=principal,
         closing=closing,
         settings=settings,
+        spec=spec,
     )
     submitted = journal.submit(begin)
     if submitted is None:
