@@ -24,7 +24,6 @@ context, when a resumed run brings an ``InputAnswer`` for it.
 from __future__ import annotations
 
 import asyncio
-import secrets
 import threading
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
@@ -32,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Generic
 
 from . import acts
 from .approvals import AgentApprovalPolicy, ApprovalIds, ApprovalQuery, decide
+from .approvals._records import new_approval_id
 from .call import (
     Call,
     CallState,
@@ -121,11 +121,6 @@ def result_event(call: Call) -> ToolCallResult:
         details=call.result.details,
         artifact=call.result.artifact,
     )
-
-
-def new_approval_id() -> str:
-    """Unguessable, and distinct from the call id (the AI SDK keys approvals by it)."""
-    return "apr_" + secrets.token_urlsafe(18)
 
 
 @dataclass(frozen=True, slots=True)

@@ -155,6 +155,10 @@ def _first_turn(scenario: str) -> list[Any]:
                 id=_id(),
             )
         ],
+        "delete2": [
+            call("delete_file", {"path": "/tmp/a.txt"}, id=_id()),
+            call("delete_file", {"path": "/tmp/b.txt"}, id=_id()),
+        ],
         "deploy": [call("deploy", {"env": "prod"}, id=_id())],
         "fail": [call("explode", {}, id=_id())],
         "props": [call("forwarded", {}, id=_id())],

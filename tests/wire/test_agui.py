@@ -505,3 +505,21 @@ def test_run_error_carries_the_usage_of_the_turns_before_the_failure(
     assert payload["usage"] == [
         {"inputTokens": 12, "outputTokens": 4, "totalTokens": 16, "reasoningTokens": 3}
     ]
+
+
+def test_an_interrupt_asked_again_keeps_its_id(client: httpx.Client) -> None:
+    """A resume that answers one of two interrupts: the call still waiting is asked
+    again under the interrupt id the client already holds, and that id still works."""
+    user = {"id": "u1", "role": "user", "content": "delete2"}
+    first = run(client, body(messages=[user]))
+    a, b = first[-1]["outcome"]["interrupts"]
+    messages = history(first, user)
+    approve_a = [{"interruptId": a["id"], "status": "resolved", "payload": {"approved": True}}]
+    second = run(client, body(messages=messages, resume=approve_a))
+    (again,) = second[-1]["outcome"]["interrupts"]
+    assert again["id"] == b["id"]
+    assert again["toolCallId"] == b["toolCallId"]
+    messages = history(second, {"id": "u1", "role": "user", "content": "delete2"})
+    approve_b = [{"interruptId": b["id"], "status": "resolved", "payload": {"approved": True}}]
+    third = run(client, body(messages=[*history(first, user)[:2], *messages[1:]], resume=approve_b))
+    assert third[-1]["outcome"]["type"] == "success"
