@@ -196,14 +196,24 @@ def verify(reads: list[tuple[str, str]]) -> list[dict[str, Any]]:
 
 
 def rejection(read: dict[str, Any]) -> str | None:
-    """Why a client's read of a whole replay is a rejection (None: accepted): an error it
-    raised, or a stream that does not end as its protocol ends one."""
-    if read["errors"]:
-        return "; ".join(read["errors"])[:300]
+    """Why the client rejected a replay (None: it accepted the whole stream): the errors it
+    raised or printed."""
+    return "; ".join(read["errors"])[:300] if read["errors"] else None
+
+
+def incomplete(read: dict[str, Any]) -> str | None:
+    """Why a replay the client accepted is still not the whole run (None: it is): AG-UI's
+    does not open with its one ``RUN_STARTED`` or does not end the run; the AI SDK's does
+    not open with ``start`` or does not end with ``finish``/``error``. A replay that is a
+    lone error frame is accepted by both clients but lost what the client had seen."""
     types = read["types"]
     if read["client"] == "agui":
-        if types.count("RUN_STARTED") != 1 or types[-1:] not in (["RUN_FINISHED"], ["RUN_ERROR"]):
-            return f"not one run: {types[:3]}…{types[-3:]}"
+        if types[:1] != ["RUN_STARTED"] or types.count("RUN_STARTED") != 1:
+            return f"no RUN_STARTED first: {types[:3]}…{types[-2:]}"
+        if types[-1:] not in (["RUN_FINISHED"], ["RUN_ERROR"]):
+            return f"no end: …{types[-3:]}"
+    elif types[:1] != ["start"]:
+        return f"no start chunk first: {types[:3]}…{types[-2:]}"
     elif "finish" not in types[-2:] and "error" not in types[-2:]:
         return f"no finish chunk: …{types[-3:]}"
     return None

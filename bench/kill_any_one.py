@@ -20,8 +20,10 @@ Reported over all cycles: runs lost (never ended; goal 0), non-idempotent tools 
 twice (goal 0), replays a client rejected (goal 0), tools running in two processes at
 once (goal 0; from the tools' side-effect log, where the harness notes each process it
 kills), and the time from the fault's end (the kill, or Postgres accepting connections
-again) to each live run's first new frame (goal < 3 s). The exit status is 1 when a
-goal-0 figure is not 0.
+again) to each live run's first new frame (goal < 3 s). Also counted: replays a client
+accepted that are still not the whole run (no opening ``RUN_STARTED``/``start``: the
+frames the client saw first were never kept), and the runs that ended with an error.
+The exit status is 1 when one of the four goal-0 figures is not 0.
 
     python bench/kill_any_one.py --cycles 100 --seed 1 --faults replica,worker,restart,outage
 
@@ -60,6 +62,7 @@ from _chaos import (  # noqa: E402
     chat_body,
     follow,
     in_two_at_once,
+    incomplete,
     note,
     post,
     rejection,
@@ -125,6 +128,7 @@ class Tally:
     twice: list[str] = field(default_factory=list)
     two_at_once: list[str] = field(default_factory=list)
     rejected: list[str] = field(default_factory=list)
+    incomplete: list[str] = field(default_factory=list)
     replays: Counter[str] = field(default_factory=Counter)
     refused: int = 0
     errors: Counter[str] = field(default_factory=Counter)
@@ -253,7 +257,7 @@ async def cycle(n: int, fault: str, cluster: Cluster, tally: Tally, rng: random.
         moved = await asyncio.gather(*follows)
         moves = [m for run, m in zip(runs, moved, strict=True) if run.id in live and m is not None]
         for run, m in zip(runs, moved, strict=True):
-            if run.id in live and (m is None or m > 3):
+            if run.id in live and m is not None and m > 3:
                 print(f"  slow to move: {run.id} ({run.wire} {run.text!r}) {m} s", flush=True)
         tally.moved.setdefault(fault, []).extend(moves)
 
@@ -275,12 +279,14 @@ async def cycle(n: int, fault: str, cluster: Cluster, tally: Tally, rng: random.
         reads += [("agui", url)] if run.wire == "agui" else [(c, url) for c in AI_CLIENTS]
     results = await asyncio.to_thread(verify, reads)
     label = f"cycle {n + 1} {fault}"
-    rejected = []
+    rejected, partial = [], []
     for (client, url), read in zip(reads, results, strict=True):
         tally.replays[client] += 1
         why = rejection(read)
         if why is not None:
             rejected.append(f"{label} {client} {url}: {why}")
+        elif (gap := incomplete(read)) is not None:
+            partial.append(f"{label} {client} {url}: accepted, but {gap}")
 
     lines = all_side_effects(cluster.effects)
     lost = [f"{label} {r.id} ({r.wire} {r.text!r}): last {r.last}" for r in every if not r.replayed]
@@ -299,7 +305,8 @@ async def cycle(n: int, fault: str, cluster: Cluster, tally: Tally, rng: random.
     tally.twice += twice
     tally.two_at_once += at_once
     tally.rejected += rejected
-    for line in lost + twice + at_once + rejected:
+    tally.incomplete += partial
+    for line in lost + twice + at_once + rejected + partial:
         print(f"  {line}", flush=True)
     refused = [f"{r.id}: {r.refused[0]}" for r in every if r.refused]
     if refused:
@@ -307,6 +314,7 @@ async def cycle(n: int, fault: str, cluster: Cluster, tally: Tally, rng: random.
     print(
         f"{label} ({hurt}, {fault_end - began:.1f} s): runs {len(every)}, lost {len(lost)}, "
         f"twice {len(twice)}, two at once {len(at_once)}, rejected {len(rejected)}/{len(reads)}, "
+        f"incomplete {len(partial)}, "
         f"moving again max {max(moves, default=float('nan')):.2f} s",
         flush=True,
     )
@@ -338,6 +346,8 @@ def report(tally: Tally, args: argparse.Namespace, seconds: float) -> None:
     print(f"replays rejected by a client: {len(tally.rejected)} of {sum(tally.replays.values())} "
           f"({replays})")  # fmt: skip
     print(f"tools running in two processes at once: {len(tally.two_at_once)}")
+    print(f"replays accepted but not the whole run (frames the client saw not kept): "
+          f"{len(tally.incomplete)}")  # fmt: skip
     ended = ", ".join(f"{k} {v}" for k, v in sorted(tally.errors.items())) or "none"
     print(f"runs that ended with an error: {sum(tally.errors.values())} ({ended}); "
           f"requests refused before they were taken (then retried): {tally.refused}")  # fmt: skip
