@@ -364,9 +364,24 @@ class Recorder:
             return
         writes, self._held = self._held, []
         outcomes, self._held_outcomes = self._held_outcomes, []
+        if self._a_write_failed():
+            self._unwritten.extend(outcomes)
+            return
         future = self.journal.submit(apply_writes, self.journal, writes)
         if future is not None:
             self._writes.append((future, outcomes))
+
+    def _a_write_failed(self) -> bool:
+        """Whether a write submitted earlier failed (raised at the next durable point).
+        Nothing is submitted after it: a later chunk kept after a lost one was a replay
+        with a hole (a text delta whose start was lost; a run completed without the
+        frames the client saw first)."""
+        if self.failure is not None:
+            return True
+        return any(
+            future.done() and not future.cancelled() and future.exception() is not None
+            for future, _ in self._writes
+        )
 
     def _durable(self, *, frames: bool = False) -> Awaitable[None] | None:
         if not self._async:
