@@ -295,7 +295,7 @@ class SQLJournal(JournalReads, LeaseHolder, TakeOver):
                 )
             saved_state = state if thread is None else _loads(thread[0])
             upsert_thread_and_run(db, segment, saved_state, thread is None, now)
-            run_settings = keep_settings(db, segment.run_id, settings)
+            run_settings = keep_settings(db, segment.run_id, settings, new_run=segment.seq == 0)
             appended = [*results.values(), *new]
             if cut is not None:  # a re-sent message: what the client discarded goes
                 del history[cut:]
