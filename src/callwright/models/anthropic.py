@@ -33,6 +33,7 @@ import json
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._errors import ConfigurationError
+from .._tool_files import with_stand_ins
 from ..messages import (
     AssistantMessage,
     FilePart,
@@ -82,6 +83,7 @@ if TYPE_CHECKING:
         ToolResultBlockParam,
     )
     from anthropic.types import Usage as MessageUsage
+    from anthropic.types.tool_result_block_param import Content as ToolResultContent
 
 STOP_REASONS = {
     "end_turn": "stop",
@@ -367,13 +369,29 @@ def anthropic_messages(
             result: ToolResultBlockParam = {
                 "type": "tool_result",
                 "tool_use_id": m.call_id,
-                "content": m.content,
+                "content": tool_result_content(m),
             }
             if m.is_error:
                 result["is_error"] = True
             result_blocks: list[ContentBlockParam] = [result]
             add_turn(turns, "user", result_blocks)
     return "\n\n".join(system), [_turn(role, blocks) for role, blocks in turns]
+
+
+def tool_result_content(result: ToolResultMessage) -> str | list[ToolResultContent]:
+    """A ``tool_result``'s content: its text alone, or its text then its files' image and
+    document blocks (a file with no block is told as a line of the text)."""
+    if not result.files:
+        return result.content
+    blocks: list[ToolResultContent] = []
+    missing: list[FilePart] = []
+    for f in result.files:
+        try:
+            blocks.append(file_block(f))
+        except UnsupportedFile:
+            missing.append(f)
+    text: ToolResultContent = {"type": "text", "text": with_stand_ins(result.content, missing)}
+    return [text, *blocks]
 
 
 ImageType = Literal["image/jpeg", "image/png", "image/gif", "image/webp"]

@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 from urllib.parse import urlsplit
 
+from .._tool_files import with_stand_ins
 from ..messages import (
     AssistantMessage,
     FilePart,
@@ -420,7 +421,11 @@ def chat_messages(
     out: list[ChatCompletionMessageParam] = []
     if instructions:
         out.append({"role": "system", "content": instructions})
+    shown: list[ChatCompletionContentPartParam] = []  # tool files, after the tool messages
     for m in messages:
+        if shown and not isinstance(m, ToolResultMessage):
+            out.append(tool_files_message(shown))
+            shown = []
         if isinstance(m, SystemMessage):
             out.append({"role": "system", "content": m.content})
         elif isinstance(m, UserMessage):
@@ -439,8 +444,37 @@ def chat_messages(
                 message["tool_calls"] = [tool_call_param(c, extras.get(c.id)) for c in m.tool_calls]
             out.append(message)
         elif isinstance(m, ToolResultMessage):
-            out.append({"role": "tool", "tool_call_id": m.call_id, "content": tool_text(m)})
+            parts, missing = tool_file_parts(m.files)
+            text = with_stand_ins(tool_text(m), missing)
+            out.append({"role": "tool", "tool_call_id": m.call_id, "content": text})
+            shown += parts
+    if shown:
+        out.append(tool_files_message(shown))
     return out
+
+
+TOOL_FILES_NOTE = "The files the tools returned above:"
+"""The text of the user message that carries tool results' files to Chat Completions,
+whose tool messages take text only."""
+
+
+def tool_files_message(parts: list[ChatCompletionContentPartParam]) -> ChatCompletionMessageParam:
+    """The user turn after a step's tool messages that shows the model their files."""
+    return {"role": "user", "content": [{"type": "text", "text": TOOL_FILES_NOTE}, *parts]}
+
+
+def tool_file_parts(
+    files: list[FilePart],
+) -> tuple[list[ChatCompletionContentPartParam], list[FilePart]]:
+    """The content parts of a tool's files, and the files that have none (told as text)."""
+    parts: list[ChatCompletionContentPartParam] = []
+    missing: list[FilePart] = []
+    for f in files:
+        try:
+            parts.append(file_part(f))
+        except UnsupportedFile:
+            missing.append(f)
+    return parts, missing
 
 
 def tool_call_param(call: ToolCallPart, extra: object) -> ChatCompletionMessageToolCallParam:
