@@ -1,0 +1,126 @@
+"""A tool that returns an image, through a real callwright server to the real npm clients
+(tests/js/drive_files.mjs) and back to a model server over real HTTP (the replay server of
+tests/models): the client gets the file the way its protocol has for it, and the model
+sees the image on its next request, including the one after the client sends the history
+back."""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from callwright import Agent, File, tool
+from callwright.models.openai import OpenAIModel
+from callwright.server import create_app
+from live_server import Server
+from models.test_files_clients import FAST, PNG, answer, drive, model_messages
+
+DATA_URL = f"data:image/png;base64,{PNG}"
+IMAGE_PART = {"type": "image_url", "image_url": {"url": DATA_URL}}
+SHOWN = {
+    "role": "user",
+    "content": [{"type": "text", "text": "The files the tools returned above:"}, IMAGE_PART],
+}
+
+
+@tool
+def chart() -> list[Any]:
+    """Draw the chart."""
+    return ["Here is the chart", File(base64.b64decode(PNG), "image/png", filename="chart.png")]
+
+
+def call_chart(replay: Any) -> None:
+    chunk = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m"}
+    tool_call = {"index": 0, "id": "call_1", "type": "function"}
+    tool_call["function"] = {"name": "chart", "arguments": "{}"}
+    replay.sse(
+        [
+            {**chunk, "choices": [{"index": 0, "delta": {"tool_calls": [tool_call]}}]},
+            {**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
+        ]
+    )
+
+
+@pytest.fixture
+def served(replay: Any) -> Iterator[Server]:
+    model = OpenAIModel("gpt-x", base_url=replay.url + "/v1", api_key="k", retry=FAST)
+    with Server(create_app(Agent(model, tools=[chart]))) as server:
+        yield server
+
+
+def tool_part(report: dict[str, Any]) -> dict[str, Any]:
+    parts = [p for m in report["messages"] for p in m.get("parts", ()) if p["type"] == "tool-chart"]
+    assert len(parts) == 1, report["messages"]
+    return parts[0]
+
+
+FILE_PARTS = {
+    5: {"type": "media", "data": PNG, "mediaType": "image/png"},
+    6: {"type": "file-data", "data": PNG, "mediaType": "image/png", "filename": "chart.png"},
+    7: {
+        "type": "file",
+        "data": {"type": "data", "data": PNG},
+        "mediaType": "image/png",
+        "filename": "chart.png",
+    },
+}
+
+
+@pytest.mark.parametrize("version", [5, 6, 7])
+def test_ai_sdk_clients_get_the_image_and_the_model_sees_it_again(
+    version: int, served: Server, replay: Any, tmp_path: Path
+) -> None:
+    call_chart(replay)
+    answer(replay, "A rising line.")
+    answer(replay, "Still rising.")
+    turns = [{"text": "Plot it"}, {"text": "And now?"}]
+    report = drive(f"ai{version}", served.url, turns, tmp_path)
+    assert report["status"] == "ready" and report["error"] is None, report
+    assert report["printed"] == [] and report["errors"] == []
+    part = tool_part(report)
+    assert part["state"] == "output-available"
+    assert part["output"] == {
+        "type": "content",
+        "value": [{"type": "text", "text": "Here is the chart"}, FILE_PARTS[version]],
+    }
+    after_tool = model_messages(replay, 1)
+    assert after_tool[-2] == {
+        "role": "tool",
+        "tool_call_id": "call_1",
+        "content": "Here is the chart",
+    }
+    assert after_tool[-1] == SHOWN
+    # the next turn: the client sent the tool's output back, and the image with it
+    next_turn = model_messages(replay, 2)
+    assert SHOWN in next_turn
+    assert next_turn[-1] == {"role": "user", "content": "And now?"}
+
+
+@pytest.mark.parametrize("client", ["agui1", "agui0"])
+def test_agui_clients_get_the_image_beside_the_text(
+    client: str, served: Server, replay: Any, tmp_path: Path
+) -> None:
+    call_chart(replay)
+    answer(replay, "A rising line.")
+    report = drive(client, served.url, ["Plot it"], tmp_path)
+    run = report["runs"][0]
+    assert run["error"] is None and run["events"][-1] == "RUN_FINISHED", report
+    assert report["printed"] == []
+    [result] = run["toolResults"]
+    assert result["content"] == "Here is the chart\n[image/png chart.png]"
+    assert result["metadata"] == {
+        "callwright": {
+            "files": [
+                {
+                    "type": "image",
+                    "source": {"type": "data", "value": PNG, "mimeType": "image/png"},
+                    "metadata": {"filename": "chart.png"},
+                }
+            ]
+        }
+    }
+    assert model_messages(replay, 1)[-1] == SHOWN
