@@ -8,7 +8,7 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from callwright import MAX_TOOL_FILE_BYTES, Agent, File, tool
+from callwright import MAX_TOOL_FILE_BYTES, Agent, File, MessageHistory, ToolResult, tool
 from callwright.messages import AssistantMessage, ToolCallPart, ToolResultMessage, UserMessage
 from callwright.models._local_stages import plain_conversation
 from callwright.models.base import ModelRequest
@@ -234,3 +234,18 @@ def test_a_request_with_tool_files_is_plain_data() -> None:
     request = ModelRequest(history(CHART))
     assert isinstance(request.messages[-1], ToolResultMessage)
     assert request.messages[-1].files[0].filename == "chart.png"
+
+
+def test_files_cross_to_a_durable_worker_and_back_as_json() -> None:
+    import json
+
+    from callwright.durable._crossing import outcome, result_payload
+
+    sent = ToolResult("Here is the chart", files=[CHART.part()])
+    back = outcome(json.loads(json.dumps(result_payload(sent))))
+    assert back.files == sent.files and back.content == "Here is the chart"
+
+
+def test_a_result_message_with_files_survives_the_history_json() -> None:
+    message = history(CHART)[-1]
+    assert MessageHistory.validate_json(MessageHistory.dump_json([message])) == [message]

@@ -13,9 +13,11 @@ from typing import Any
 
 import pytest
 
-from callwright import Agent, File, tool
+from callwright import Agent, File, FilePart, tool
+from callwright.messages import ToolResultMessage
 from callwright.models.openai import OpenAIModel
 from callwright.server import create_app
+from callwright.store import SQLiteJournal
 from live_server import Server
 from models.test_files_clients import FAST, PNG, answer, drive, model_messages
 
@@ -124,3 +126,20 @@ def test_agui_clients_get_the_image_beside_the_text(
         }
     }
     assert model_messages(replay, 1)[-1] == SHOWN
+
+
+def test_the_journal_keeps_the_tools_image(replay: Any, tmp_path: Path) -> None:
+    call_chart(replay)
+    answer(replay, "A rising line.")
+    journal = SQLiteJournal(str(tmp_path / "runs.db"))
+    model = OpenAIModel("gpt-x", base_url=replay.url + "/v1", api_key="k", retry=FAST)
+    try:
+        with Server(create_app(Agent(model, tools=[chart]), journal=journal)) as server:
+            report = drive("ai7", server.url, [{"text": "Plot it"}], tmp_path)
+        assert report["status"] == "ready", report
+        history = journal.history(report["threadId"])
+    finally:
+        journal.close()
+    [result] = [m for m in history if isinstance(m, ToolResultMessage)]
+    assert result.content == "Here is the chart"
+    assert result.files == [FilePart("image/png", data=PNG, filename="chart.png")]
