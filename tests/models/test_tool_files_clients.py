@@ -11,12 +11,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
-from callwright import Agent, File, FilePart, tool
+from callwright import MAX_TOOL_FILE_BYTES, Agent, File, FilePart, tool
 from callwright.messages import ToolResultMessage
 from callwright.models.openai import OpenAIModel
-from callwright.server import create_app
+from callwright.server import ServerLimits, create_app
 from callwright.store import SQLiteJournal
 from live_server import Server
 from models.test_files_clients import FAST, PNG, answer, drive, model_messages
@@ -143,3 +144,49 @@ def test_the_journal_keeps_the_tools_image(replay: Any, tmp_path: Path) -> None:
     [result] = [m for m in history if isinstance(m, ToolResultMessage)]
     assert result.content == "Here is the chart"
     assert result.files == [FilePart("image/png", data=PNG, filename="chart.png")]
+
+
+@pytest.mark.parametrize(
+    ("part", "problem"),
+    [
+        ({"type": "media", "data": "not base64!", "mediaType": "image/png"}, "not valid base64"),
+        ({"type": "file-url", "url": "http://10.0.0.1/a.png", "mediaType": "image/png"}, "https"),
+        ({"type": "media", "data": "AAAA", "mediaType": "png"}, "not a media type"),
+        (
+            {
+                "type": "file-data",
+                "data": "A" * (MAX_TOOL_FILE_BYTES // 3 * 4 + 8),
+                "mediaType": "image/png",
+            },
+            "at most",
+        ),
+    ],
+)
+def test_a_forged_tool_output_file_is_refused_naming_the_problem(
+    part: dict[str, Any], problem: str, replay: Any
+) -> None:
+    output = {"type": "content", "value": [{"type": "text", "text": "x"}, part]}
+    tool_part = {
+        "type": "tool-chart",
+        "toolCallId": "call_1",
+        "state": "output-available",
+        "input": {},
+        "output": output,
+    }
+    body = {
+        "id": "t1",
+        "messages": [
+            {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "Plot it"}]},
+            {"id": "a1", "role": "assistant", "parts": [tool_part]},
+            {"id": "u2", "role": "user", "parts": [{"type": "text", "text": "And now?"}]},
+        ],
+        "trigger": "submit-message",
+    }
+    model = OpenAIModel("gpt-x", base_url=replay.url + "/v1", api_key="k", retry=FAST)
+    limits = ServerLimits(max_body_bytes=16 * 1024 * 1024)
+    with Server(create_app(Agent(model, tools=[chart]), limits=limits)) as server:
+        response = httpx.post(server.url + "/api/chat", json=body, timeout=30)
+    assert response.status_code == 400, response.text
+    error = response.json()["error"]
+    assert error["code"] == "invalid_file" and problem in error["message"], error
+    assert replay.requests == []

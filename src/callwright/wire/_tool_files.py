@@ -120,6 +120,6 @@ def _file_back(item: dict[str, Any]) -> FilePart | None:
         url = tagged.get("url") if tagged.get("type") == "url" else None
     if isinstance(data, str) and data:
         return FilePart(media_type, data=data, filename=name)
-    if isinstance(url, str) and url.startswith("https://"):
+    if isinstance(url, str) and url:
         return FilePart(media_type, url=url, filename=name)
     return None
