@@ -249,3 +249,25 @@ def test_files_cross_to_a_durable_worker_and_back_as_json() -> None:
 def test_a_result_message_with_files_survives_the_history_json() -> None:
     message = history(CHART)[-1]
     assert MessageHistory.validate_json(MessageHistory.dump_json([message])) == [message]
+
+
+def test_recovery_rebuilds_a_finished_tools_files_from_its_journaled_output() -> None:
+    from callwright._tool_files import file_to_dict
+    from callwright.store._recovery import rebuilt_history
+
+    asked = AssistantMessage("", [ToolCallPart("c1", "chart", {})])
+    output = {"content": "Here is the chart", "is_error": False}
+    output["files"] = [file_to_dict(CHART.part())]
+    ops = [
+        {
+            "name": "tool:chart",
+            "call_id": "c1",
+            "status": "completed",
+            "output": output,
+            "idempotent": False,
+        }
+    ]
+    settled = rebuilt_history([UserMessage("Plot it"), asked], ops, idempotent=set())
+    result = settled[-1]
+    assert isinstance(result, ToolResultMessage)
+    assert result.files == [CHART.part()] and result.content == "Here is the chart"
