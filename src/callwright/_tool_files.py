@@ -135,3 +135,14 @@ def file_from_dict(data: dict[str, Any]) -> FilePart:
 def with_stand_ins(text: str, files: list[FilePart]) -> str:
     """A tool result's text with a stand-in line per file, for a model that sees no files."""
     return "\n".join([text, *(stand_in(f) for f in files)]) if files else text
+
+
+def label(part: FilePart) -> str:
+    """A file named in one line, for a client or a terminal that shows only text."""
+    name = f" {part.filename}" if part.filename else ""
+    return f"[{part.media_type or 'file'}{name}]"
+
+
+def with_labels(text: str, files: list[FilePart]) -> str:
+    """A result's text with a line naming each of its files."""
+    return "\n".join([text, *map(label, files)] if text else map(label, files))

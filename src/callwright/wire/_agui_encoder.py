@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import ClassVar
 
+from .._tool_files import with_labels
 from ..events import (
     Custom,
     PendingCall,
@@ -28,7 +29,7 @@ from ..events import (
     ToolProgress,
 )
 from ._base import DeltaFrame, Payload, Payloads, SSEEncoder, on
-from ._tool_files import agui_part, labelled
+from ._tool_files import agui_part
 
 ACTIVITY_TYPE = "tool-activity"
 INTERRUPT_REASON = "tool_call"
@@ -176,7 +177,7 @@ class AGUIEncoder(SSEEncoder):
             "type": "TOOL_CALL_RESULT",
             "messageId": f"result-{e.call_id}",
             "toolCallId": e.call_id,
-            "content": labelled(e.content, e.files) if e.files else e.content,
+            "content": with_labels(e.content, e.files) if e.files else e.content,
             "role": "tool",
         }
         info: Payload = {}

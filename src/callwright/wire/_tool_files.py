@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._tool_files import checked_files
+from .._tool_files import checked_files, label
 from ..call import ToolError
 from ..messages import FilePart
 from ._base import Payload
@@ -24,17 +24,6 @@ from ._common import WireError
 
 AGUI_KINDS = {"image": "image", "audio": "audio", "video": "video"}
 """AG-UI's part type for a top-level media type; anything else is a ``document``."""
-
-
-def label(part: FilePart) -> str:
-    """The line a text-only client shows for a file."""
-    name = f" {part.filename}" if part.filename else ""
-    return f"[{part.media_type or 'file'}{name}]"
-
-
-def labelled(text: str, files: list[FilePart]) -> str:
-    """A result's text with a line naming each of its files."""
-    return "\n".join([text, *(label(f) for f in files)]) if text else "\n".join(map(label, files))
 
 
 def agui_part(part: FilePart) -> Payload:
