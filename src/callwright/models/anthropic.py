@@ -21,6 +21,9 @@ URL), a PDF as a ``document`` block (``base64`` or ``url``, titled with its file
 plain text as a ``document`` with a ``text`` source. Anything else fails the step
 (``unsupported_file``) rather than reach the model as nothing.
 
+A tool's files go inside its ``tool_result`` as the same ``image`` and ``document``
+blocks, after a text block; a file with no block is a line of that text.
+
 The ``anthropic`` package is the optional extra ``callwright[anthropic]``: this module
 imports it for the type checker only and inside ``_make_client`` (see ``_provider``),
 so it imports without it; ``AnthropicModel()`` then raises an ``ImportError`` naming

@@ -27,6 +27,9 @@ Files on a user message go before its text: images, audio, video and PDFs inline
 ``inline_data``, or by URL as ``file_data`` (an https URL or a Files API URI the API
 fetches itself), and plain text as a text part headed by the file's name.
 
+A tool's images, PDFs and plain text go in its ``functionResponse``'s own ``parts``
+(multimodal function responses); any other file is a line of the response's output.
+
 The key comes from ``api_key``, else ``GOOGLE_API_KEY``, else ``GEMINI_API_KEY`` (the
 SDK's own order). With ``GOOGLE_GENAI_USE_VERTEXAI=true`` (or ``vertexai=True``) the
 SDK reaches Vertex AI with the project, location and credentials it finds itself.

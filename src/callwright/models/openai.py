@@ -30,6 +30,10 @@ plain text as a text part headed by the file's name. Chat Completions takes no P
 other document by URL: such a file fails the step (``unsupported_file``) rather than
 reach the model as nothing. Structured mode sends the same parts.
 
+A tool's files cannot go in its tool message (Chat Completions takes text only there),
+so the images and PDFs of a step's results follow its tool messages as one user turn
+(``TOOL_FILES_NOTE`` and the parts); a file with no part is a line of the result's text.
+
 The ``openai`` package is the optional extra ``callwright[openai]``: this module imports
 it for the type checker only and inside ``_make_client`` (see ``_provider``), so it
 imports without it; ``OpenAIModel()`` then raises an ``ImportError`` naming the extra.
