@@ -120,11 +120,13 @@ async def test_gemini_gets_inline_data_in_the_function_response(replay: Any) -> 
 
     gemini_answer(replay, gemini_text("A chart."))
     m = GeminiModel("gemini-3-pro", api_key="k", base_url=replay.url, retry=FAST)
-    await collect(m, *history(CHART, WAV))
+    hosted = File(url="https://example.com/map.png", media_type="image/png")
+    await collect(m, *history(CHART, WAV, hosted))
     response = gemini_sent(replay, 0)["contents"][-1]["parts"][0]["functionResponse"]
     assert response["response"] == {
         "output": "Here is the chart\n[the tool returned a audio/wav file 'hum.wav', "
-        "not shown here]"
+        "not shown here]\n[the tool returned a image/png file at "
+        "https://example.com/map.png, not shown here]"
     }
     assert response["parts"] == [{"inlineData": {"data": PNG, "mimeType": "image/png"}}]
 

@@ -27,8 +27,9 @@ Files on a user message go before its text: images, audio, video and PDFs inline
 ``inline_data``, or by URL as ``file_data`` (an https URL or a Files API URI the API
 fetches itself), and plain text as a text part headed by the file's name.
 
-A tool's images, PDFs and plain text go in its ``functionResponse``'s own ``parts``
-(multimodal function responses); any other file is a line of the response's output.
+A tool's images, PDFs and plain text go inline in its ``functionResponse``'s own
+``parts`` (multimodal function responses, Gemini 3); a file by URL (the Gemini API
+takes no ``file_data`` there) or of another type is a line of the response's output.
 
 The key comes from ``api_key``, else ``GOOGLE_API_KEY``, else ``GEMINI_API_KEY`` (the
 SDK's own order). With ``GOOGLE_GENAI_USE_VERTEXAI=true`` (or ``vertexai=True``) the
@@ -546,11 +547,8 @@ def response_part(part: FilePart) -> FunctionResponsePart | None:
 
     if part.top_type != "image" and part.media_type not in ("application/pdf", "text/plain"):
         return None
-    if "/" not in part.media_type:
+    if "/" not in part.media_type or part.url is not None:  # the Gemini API takes no URI here
         return None
-    if part.url is not None:
-        data = types.FunctionResponseFileData(file_uri=part.url, mime_type=part.media_type)
-        return types.FunctionResponsePart(file_data=data)
     blob = types.FunctionResponseBlob(data=part.content(), mime_type=part.media_type)
     return types.FunctionResponsePart(inline_data=blob)
 
