@@ -17,6 +17,7 @@ from ._errors import (
     ConfigurationError,
     MissingAPIKey,
 )
+from ._tool_files import MAX_TOOL_FILE_BYTES, File
 from .approvals import AgentApprovalPolicy, ApprovalQuery, ThreadApprovals
 from .call import (
     Call,
@@ -69,6 +70,7 @@ from .usage import Usage
 __version__ = "0.2.0"
 
 __all__ = [
+    "MAX_TOOL_FILE_BYTES",
     "PARALLEL",
     "SEQUENTIAL",
     "Agent",
@@ -86,6 +88,7 @@ __all__ = [
     "Decision",
     "Denied",
     "Event",
+    "File",
     "FilePart",
     "IllegalTransition",
     "InputAnswer",

@@ -18,6 +18,7 @@ import jiter
 from ._errors import CallwrightError
 
 if TYPE_CHECKING:
+    from .messages import FilePart
     from .tool import Tool
 
 
@@ -69,6 +70,9 @@ class ToolResult:
     artifact: dict[str, Any] | None = None
     """Where a result too large for the model was stored (``callwright.artifacts``): its
     id, download path, size; None for a result given whole."""
+    files: list[FilePart] = field(default_factory=list)
+    """Images, audio and documents the tool returned beside ``content`` (``callwright.File``):
+    the model sees them where its provider takes files, UIs show them."""
 
 
 def to_model_text(value: Any) -> str:
@@ -373,6 +377,10 @@ class Call:
         else:
             self.transition(CallState.OUTPUT_ERROR)
         self.error = error
+
+    def model_files(self) -> list[FilePart]:
+        """The files the model sees with the result (none for a failed call)."""
+        return self.result.files if self.error is None and self.result is not None else []
 
     def model_text(self) -> str:
         """The one result the model sees for this call."""

@@ -120,6 +120,7 @@ def result_event(call: Call) -> ToolCallResult:
         content=call.model_text(),
         details=call.result.details,
         artifact=call.result.artifact,
+        files=call.result.files,
     )
 
 

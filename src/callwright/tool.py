@@ -31,6 +31,7 @@ from pydantic_core import CoreSchema
 from ._errors import ConfigurationError
 from ._jsonschema import compile_validator
 from ._threads import tool_threads
+from ._tool_files import checked_files, split_files
 from .call import InvalidArgs, ToolResult, is_meta
 from .context import ToolContext
 
@@ -498,13 +499,20 @@ def _off_the_loop(executor: Callable[..., Any]) -> Executor:
 
 
 def as_result(value: Any) -> ToolResult:
-    """Normalise what a tool returned: str, dict, pydantic model, ToolResult, anything JSON-able."""
+    """Normalise what a tool returned: str, dict, pydantic model, ToolResult, anything
+    JSON-able, a ``File``, or a list of text and files (a ``ToolError`` for a malformed
+    or oversized file)."""
     if isinstance(value, ToolResult):
+        files = checked_files(value.files) if value.files else []
         if isinstance(value.content, BaseModel):
-            return ToolResult(value.content.model_dump(mode="json"), value.details)
+            return ToolResult(value.content.model_dump(mode="json"), value.details, files=files)
+        value.files = files
         return value
     if isinstance(value, BaseModel):
         return ToolResult(value.model_dump(mode="json"))
+    split = split_files(value)
+    if split is not None:
+        return ToolResult(split[0], files=split[1])
     return ToolResult(value)
 
 

@@ -11,6 +11,7 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
+from .._tool_files import file_from_dict, file_to_dict
 from ..call import (
     Cancelled,
     Denied,
@@ -156,7 +157,10 @@ def error_from_payload(payload: dict[str, Any]) -> ToolError:
 
 
 def result_payload(result: ToolResult) -> dict[str, Any]:
-    return {"ok": {"content": result.content, "details": result.details, "text": result.text}}
+    ok = {"content": result.content, "details": result.details, "text": result.text}
+    if result.files:
+        ok["files"] = [file_to_dict(f) for f in result.files]
+    return {"ok": ok}
 
 
 def question_payload(request: InputRequest) -> dict[str, Any]:
@@ -196,4 +200,5 @@ def outcome(payload: dict[str, Any]) -> ToolResult:
     if "error" in payload:
         raise error_from_payload(payload["error"])
     ok = payload["ok"]
-    return ToolResult(ok["content"], ok.get("details"), ok.get("text"))
+    files = [file_from_dict(f) for f in ok.get("files", ())]
+    return ToolResult(ok["content"], ok.get("details"), ok.get("text"), files=files)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .._tool_files import file_from_dict
 from ..call import Interrupted
 from ..messages import (
     AssistantMessage,
@@ -126,7 +127,10 @@ def _outcomes(
         name = names[call_id]
         if op["status"] == "completed" and op["output"] is not None:
             out = op["output"]
-            outcomes[call_id] = ToolResultMessage(call_id, name, out["content"], out["is_error"])
+            files = [file_from_dict(f) for f in out.get("files", ())]
+            outcomes[call_id] = ToolResultMessage(
+                call_id, name, out["content"], out["is_error"], files
+            )
         elif op["status"] == "started" and not (op["idempotent"] or name in idempotent):
             outcomes[call_id] = ToolResultMessage(call_id, name, Interrupted().model_text(), True)
     return outcomes

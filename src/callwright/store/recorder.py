@@ -36,6 +36,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from .._tool_files import file_to_dict
 from ..events import (
     ApprovalRequested,
     Event,
@@ -208,11 +209,13 @@ class Recorder:
 
     def _on_tool_result(self, event: Event) -> Awaitable[None] | None:
         assert isinstance(event, ToolCallResult)
-        output = {
+        output: dict[str, Any] = {
             "state": event.state,
             "content": event.content,
             "is_error": event.state != "output-available",
         }
+        if event.files:
+            output["files"] = [file_to_dict(f) for f in event.files]
         self._dirty = True
         self._do(
             self.journal.mark_operation, self.segment, event.call_id, "completed", output,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import ClassVar
 
+from .._tool_files import with_labels
 from ..events import (
     Custom,
     PendingCall,
@@ -29,6 +30,7 @@ from ..events import (
 )
 from ..usage import Usage
 from ._base import DeltaFrame, Payload, Payloads, SSEEncoder, on
+from ._tool_files import agui_part
 
 ACTIVITY_TYPE = "tool-activity"
 INTERRUPT_REASON = "tool_call"
@@ -192,16 +194,20 @@ class AGUIEncoder(SSEEncoder):
             "type": "TOOL_CALL_RESULT",
             "messageId": f"result-{e.call_id}",
             "toolCallId": e.call_id,
-            "content": e.content,
+            "content": with_labels(e.content, e.files) if e.files else e.content,
             "role": "tool",
         }
+        info: Payload = {}
         if e.state != "output-available":
-            info: Payload = {"state": e.state}
+            info["state"] = e.state
             if e.error_kind:
                 info["errorKind"] = e.error_kind
-            result["metadata"] = {"callwright": info}
         elif e.artifact is not None:  # the content is its preview; the link is here
-            result["metadata"] = {"callwright": {"artifact": e.artifact}}
+            info["artifact"] = e.artifact
+        if e.files:  # the content is a string in every AG-UI schema: the parts go beside it
+            info["files"] = [agui_part(f) for f in e.files]
+        if info:
+            result["metadata"] = {"callwright": info}
         activity = self.progress.close(e)
         return result if activity is None else [_activity(e.call_id, activity), result]
 

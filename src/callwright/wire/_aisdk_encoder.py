@@ -32,6 +32,7 @@ from ..events import (
 )
 from ._aisdk_versions import FINISH_REASONS, SUPPORTED_VERSIONS, VERSION_HEADER
 from ._base import DeltaFrame, Payload, Payloads, SSEEncoder, on, payloads_of, sse, sse_headers
+from ._tool_files import aisdk_output
 
 HEADERS = sse_headers({"x-vercel-ai-ui-message-stream": "v1"})
 
@@ -278,9 +279,8 @@ class AISDKEncoder(SSEEncoder):
         progress = self.progress.close(e)
         out = [] if progress is None else [_progress(e.call_id, progress)]
         if e.state == "output-available":
-            out.append(
-                {"type": "tool-output-available", "toolCallId": e.call_id, "output": e.output}
-            )
+            output = aisdk_output(e.content, e.files, self.version) if e.files else e.output
+            out.append({"type": "tool-output-available", "toolCallId": e.call_id, "output": output})
         elif e.state == "output-denied" and self.version >= 6:
             out.append({"type": "tool-output-denied", "toolCallId": e.call_id})
         elif e.call_id not in self._failed_input:  # else already shown by tool-input-error
