@@ -36,6 +36,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from ..call import InDoubt
 from ..events import (
     ApprovalRequested,
     Event,
@@ -214,8 +215,9 @@ class Recorder:
             "is_error": event.state != "output-available",
         }
         self._dirty = True
+        status = "in_doubt" if event.error_kind == InDoubt.kind else "completed"
         self._do(
-            self.journal.mark_operation, self.segment, event.call_id, "completed", output,
+            self.journal.mark_operation, self.segment, event.call_id, status, output,
             self._frames(),
         )  # fmt: skip
         self._held_outcomes.append((event.call_id, output))
