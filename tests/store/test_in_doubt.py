@@ -6,14 +6,23 @@ hook turns it into the real result. Idempotent tools still run again."""
 from __future__ import annotations
 
 import asyncio
+import json
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
+import httpx
+import pytest
+
+from _sse import frames
 from callwright import Agent, InDoubt, ToolContext, tool
 from callwright import events as ev
 from callwright.call import idempotency_key, is_in_doubt
 from callwright.messages import ToolResultMessage, UserMessage
 from callwright.models import ScriptedModel, call
+from callwright.server import create_app
 from callwright.store import SQLJournal, open_journal, start_journaled
+from live_server import Server
 
 
 async def crash_mid_tool(journal: SQLJournal, agent: Agent) -> str:
@@ -160,3 +169,79 @@ def test_the_key_is_stable_and_differs_with_the_arguments() -> None:
     )
     assert idempotency_key("t", "c1", {"a": 1}) != idempotency_key("t", "c1", {"a": 2})
     assert idempotency_key("t", "c1", {"a": 1}) != idempotency_key("t", "c2", {"a": 1})
+
+
+# --- both wires, over HTTP ----------------------------------------------------------
+
+
+@pytest.fixture
+def opened() -> Iterator[list[SQLJournal]]:
+    journals: list[SQLJournal] = []
+    yield journals
+    for journal in journals:
+        journal.close()
+
+
+def served_after_a_crash(
+    path: str, opened: list[SQLJournal], reconcile: Any = None
+) -> tuple[Any, ScriptedModel]:
+    """A thread ``t`` whose ``charge`` call a crash left in doubt, and the app a restarted
+    server serves it with."""
+    charges: list[str] = []
+    journal = open_journal(path)
+    agent, _ = charging_agent(charges, reconcile)
+    asyncio.run(crash_mid_tool(journal, agent))
+    journal.close()
+    model = ScriptedModel(lambda request: ["noted"])
+    again, _ = charging_agent(charges, reconcile)
+    # the crashed run has no live owner: the first request on its thread settles it
+    opened.append(open_journal(path))
+    return create_app(Agent(model, list(again.toolbox)), journal=opened[-1]), model
+
+
+def test_agui_shows_the_call_in_doubt_and_what_the_user_can_do(
+    tmp_path: Path, opened: list[SQLJournal]
+) -> None:
+    app, model = served_after_a_crash(str(tmp_path / "runs.db"), opened)
+    with Server(app) as server:
+        body = {"threadId": "t", "runId": "r3", "messages": [], "tools": [], "context": [],
+                "state": {}, "forwardedProps": {}}  # fmt: skip
+        response = httpx.post(server.url + "/agui", json=body, timeout=30)
+    assert response.status_code == 200, response.text
+    [result] = [e for e in frames(response.text) if e["type"] == "TOOL_CALL_RESULT"]
+    assert result["toolCallId"] == "c1"
+    assert result["metadata"]["callwright"] == {"state": "output-error", "errorKind": "in-doubt"}
+    assert is_in_doubt(result["content"]) and "check the external system" in result["content"]
+    sent = model.requests[-1].messages[-1]
+    assert isinstance(sent, ToolResultMessage) and sent.content == result["content"]
+
+
+def test_the_ai_sdk_stream_shows_the_call_in_doubt(
+    tmp_path: Path, opened: list[SQLJournal]
+) -> None:
+    app, _ = served_after_a_crash(str(tmp_path / "runs.db"), opened)
+    user = {"id": "u2", "role": "user", "parts": [{"type": "text", "text": "did it work?"}]}
+    with Server(app) as server:
+        body = {"id": "t", "messages": [user], "trigger": "submit-message"}
+        response = httpx.post(server.url + "/api/chat", json=body, timeout=30)
+    assert response.status_code == 200, response.text
+    [error] = [e for e in frames(response.text) if e["type"] == "tool-output-error"]
+    assert error["toolCallId"] == "c1"
+    assert is_in_doubt(error["errorText"]) and "Do not call it again" in error["errorText"]
+
+
+def test_over_http_a_reconciled_call_shows_its_real_result(
+    tmp_path: Path, opened: list[SQLJournal]
+) -> None:
+    def reconcile(key: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        return {"charged": arguments["amount"], "key": key}
+
+    app, model = served_after_a_crash(str(tmp_path / "runs.db"), opened, reconcile)
+    with Server(app) as server:
+        body = {"threadId": "t", "runId": "r3", "messages": [], "tools": [], "context": [],
+                "state": {}, "forwardedProps": {}}  # fmt: skip
+        response = httpx.post(server.url + "/agui", json=body, timeout=30)
+    [result] = [e for e in frames(response.text) if e["type"] == "TOOL_CALL_RESULT"]
+    assert "metadata" not in result
+    assert json.loads(result["content"]) == {"charged": 5, "key": key_for({"amount": 5})}
+    assert model.requests[-1].messages[-1].content == result["content"]  # type: ignore[union-attr]
