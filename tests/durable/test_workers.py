@@ -227,7 +227,10 @@ async def test_an_approved_and_edited_call_runs_on_a_worker(web: Web) -> None:
     assert pending.kind == "approval" and ran(web.side_effects, "start", t) == []
     decision = Decision(True, arguments={"amount": 50, "tag": t})
     done = await web.agent.run(messages=paused.messages, decisions={pending.call_id: decision})
-    assert done.output == "Done: moved 50"
+    assert done.output == (
+        "Done: [The user edited the arguments before running: proposed "
+        f'{{"amount":500,"tag":"{t}"}}, ran {{"amount":50,"tag":"{t}"}}.] moved 50'
+    )
     (start,) = ran(web.side_effects, "start", t)
     assert "amount=50" in start and pid_of(start) != os.getpid()
 
