@@ -43,6 +43,7 @@ from .call import (
     TimedOut,
     ToolError,
     ToolNotFound,
+    idempotency_key,
 )
 from .context import CancelToken, DepsT, RunScope, ToolContext
 from .elicitation import InputAnswer, InputRequest, InputRequired
@@ -107,7 +108,7 @@ def result_event(call: Call) -> ToolCallResult:
             call.id,
             call.tool_name,
             state,
-            content=call.error.model_text(),
+            content=call.model_text(),
             error=call.error.model_text(),
             error_kind=call.error.kind,
         )
@@ -358,6 +359,7 @@ class StepExecutor(Generic[DepsT]):
             call.validated = tool.validate(arguments)
         except ToolError as exc:
             return exc
+        call.proposed = call.arguments
         call.arguments = arguments
         return None
 
@@ -486,6 +488,7 @@ class StepExecutor(Generic[DepsT]):
             acts.scope_for(call, scope.state, scope.input_text),
             answer if isinstance(answer, InputAnswer) else None,
             call.decision,
+            idempotency_key(scope.thread_id, call.id, call.arguments or {}),
         )
 
     async def _run_one(

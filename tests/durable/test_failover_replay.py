@@ -148,7 +148,7 @@ def test_a_replay_after_a_kill_is_accepted_by_the_agui_client(
         results = [m for m in report["messages"] if m["role"] == "tool"]
         if case == "tool":  # started, not idempotent: reported interrupted, never run twice
             assert [m["content"] for m in results] == [stored_result(stored)]
-            assert results[0]["content"].startswith("Interrupted:"), results
+            assert results[0]["content"].startswith("In doubt:"), results
         elif case == "worker":  # the worker went on: the call has its result
             assert [m["content"] for m in results] == [f"w{run[-6:]} finished"], report
         elif case == "result":  # the result the client saw before the kill is in the log

@@ -32,7 +32,7 @@ import httpx
 import pytest
 
 from callwright import ToolContext
-from callwright.call import Cancelled, Decision
+from callwright.call import Cancelled, Decision, InDoubt
 from callwright.context import CancelToken, RunScope
 from callwright.durable import ToolWorkers, use_tool_workers
 from callwright.elicitation import InputAnswer
@@ -228,7 +228,10 @@ async def test_an_approved_and_edited_call_runs_on_a_worker(web: Web) -> None:
     assert pending.kind == "approval" and ran(web.side_effects, "start", t) == []
     decision = Decision(True, arguments={"amount": 50, "tag": t})
     done = await web.agent.run(messages=paused.messages, decisions={pending.call_id: decision})
-    assert done.output == "Done: moved 50"
+    assert done.output == (
+        "Done: [The user edited the arguments before running: proposed "
+        f'{{"amount":500,"tag":"{t}"}}, ran {{"amount":50,"tag":"{t}"}}.] moved 50'
+    )
     (start,) = ran(web.side_effects, "start", t)
     assert "amount=50" in start and pid_of(start) != os.getpid()
 
@@ -385,10 +388,8 @@ async def test_a_worker_killed_mid_tool(
         (end,) = ran(effects, "end", t)
         assert pid_of(end) == others[0].pid
     else:
-        assert (result.state, result.error_kind) == ("output-error", "interrupted"), seen
-        assert result.content == (
-            "Interrupted: the server stopped while this tool was running; it was not run again."
-        )
+        assert (result.state, result.error_kind) == ("output-error", "in-doubt"), seen
+        assert result.content == InDoubt().model_text()
         assert len(starts) == 1 and ran(effects, "end", t) == [], seen  # ran once, never again
     if recovered_by == "a live worker" and tool == "slow":
         assert took < 10, seen  # seen gone at once (same host), claimed, answered

@@ -294,7 +294,7 @@ async def test_reopen_continues_a_gone_owners_segment_here(
     assert started.next_operation == heir.next_operation(rec.segment.run_id)
     results = {m.call_id: m for m in started.history if isinstance(m, ToolResultMessage)}
     assert results["a"].content == "finished output" and not results["a"].is_error
-    assert results["b"].is_error and results["b"].content.startswith("Interrupted")
+    assert results["b"].is_error and results["b"].content.startswith("In doubt:")
     assert "c" not in results and "d" not in results  # run on resume
     assert heir.history("t") == started.history  # written, and kept running
     assert heir.run_status(rec.segment.run_id) == "running"

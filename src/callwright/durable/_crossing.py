@@ -15,6 +15,7 @@ from .._tool_files import file_from_dict, file_to_dict
 from ..call import (
     Cancelled,
     Denied,
+    InDoubt,
     Interrupted,
     InvalidArgs,
     Skipped,
@@ -111,6 +112,7 @@ _KINDS: dict[str, Callable[[dict[str, Any]], ToolError]] = {
     "invalid-args": lambda e: InvalidArgs(e["message"]),
     "cancelled": lambda e: Cancelled(e["message"]),
     "interrupted": lambda e: Interrupted(e["message"]),
+    "in-doubt": lambda e: InDoubt(e["message"]),
     "denied": lambda e: Denied(e["message"]),
     "skipped": lambda e: Skipped(e["message"]),
     "timed-out": lambda e: TimedOut(float(e.get("seconds") or 0)),

@@ -7,7 +7,8 @@ written in the transaction that begins it. While the process that took the reque
 alive, the request's stream runs the segment. When that process is gone, the process
 that wins its claim (``_engine``) continues the segment from the journal
 (``Journal.reopen``): the completed steps and tool results are read back, never
-re-run; a tool that had started is reported interrupted unless it is idempotent; the
+re-run; a tool that had started is in doubt unless it is idempotent (the resumed run asks its
+``reconcile`` hook and reports the outcome); the
 run then goes on headless, appending to the same event log, which any replica's
 ``GET /runs/{id}/events?after=N`` follows.
 
@@ -32,9 +33,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..approvals import ThreadApprovals
-from ..call import Interrupted
-from ..events import Event, RunStarted, ToolCallResult
-from ..messages import AssistantMessage, ToolResultMessage
+from ..events import Event, RunStarted
 from ..store import Journal, Started, recorder_for
 from ..tool import Tool
 from ..wire import agui, aisdk
@@ -151,26 +150,6 @@ def continued_run(
     return run
 
 
-def interrupted_results(started: Started) -> list[ToolCallResult]:
-    """The results ``reopen`` gave the calls the dead process had started: a reader of the
-    stream saw those calls begin and must see them end."""
-    history = started.history
-    last = max((i for i, m in enumerate(history) if isinstance(m, AssistantMessage)), default=-1)
-    text = Interrupted().model_text()
-    return [
-        ToolCallResult(
-            m.call_id,
-            m.tool_name,
-            "output-error",
-            content=m.content,
-            error=m.content,
-            error_kind=Interrupted.kind,
-        )
-        for m in history[last + 1 :]
-        if isinstance(m, ToolResultMessage) and m.is_error and m.content == text
-    ]
-
-
 def _closing(journal: Journal, spec: SegmentSpec, encoder: SSEEncoder) -> list[bytes]:
     """The frames that close what the dead process's stream left open, with ``encoder`` set
     to go on after it (read and parsed off the event loop: a log can be long)."""
@@ -198,8 +177,6 @@ async def drive(journal: Journal, run: Run[Any, Any], started: Started, spec: Se
     try:
         for frame in closing:
             recorder.record_frame(frame)
-        for result in interrupted_results(started):
-            await record(result)
         async for event in run.events():
             await record(event)
     finally:

@@ -7,8 +7,8 @@ call the web side gave up on never runs). A worker that dies mid-tool leaves the
 PENDING with that mark recorded; when it is recovered (by a live worker's
 ``take_over``, on a restart with the same executor id, or by ``recover_executor``),
 the replayed mark says the tool had started, and the tool step answers
-``Interrupted`` instead of running the tool again, unless the worker's tool is
-idempotent.
+``InDoubt`` (or what its ``reconcile`` hook says) instead of running the tool again,
+unless the worker's tool is idempotent.
 
 Recovery uses DBOS's public API only: the gone worker's PENDING calls are listed
 (``DBOS.list_workflows``) and resumed on the tools queue (``DBOS.resume_workflow``),
@@ -40,11 +40,11 @@ from typing import TYPE_CHECKING, Any
 
 from dbos import DBOS
 
-from ..call import Cancelled, Interrupted, ToolError, ToolNotFound
+from ..call import Cancelled, InDoubt, ToolError, ToolNotFound, idempotency_key
 from ..context import CancelToken, RunScope, ToolContext
 from ..elicitation import InputRequired
 from ..state import RunState
-from ..tool import Tool, as_result
+from ..tool import Tool, as_result, reconciled
 from ..usage import Usage
 from ._crossing import (
     DEFAULT_CONCURRENCY,
@@ -139,7 +139,7 @@ async def _outcome(request: dict[str, Any], first: bool) -> dict[str, Any]:
     if tool is None or executor is None:
         return error_payload(ToolNotFound(request["name"], toolbox.names))
     if not first and not tool.idempotent:
-        return error_payload(Interrupted())
+        return await _in_doubt(tool, request)
     try:
         validated = tool.validate(request["arguments"])
     except ToolError as exc:
@@ -163,6 +163,9 @@ async def _run_tool(
         stream.update,
         scope=dict(request.get("scope") or {}),
         answer=answer_from_payload(request["answer"]) if request.get("answer") else None,
+        idempotency_key=idempotency_key(
+            request.get("thread_id") or "", request["call_id"], request["arguments"]
+        ),
     )
     traced = worker_span(
         tool.name, request["call_id"], request.get("traceparent"), host.executor_id
@@ -185,6 +188,15 @@ async def _run_tool(
     if traced is not None:
         traced.end(outcome)
     return outcome
+
+
+async def _in_doubt(tool: Tool, request: dict[str, Any]) -> dict[str, Any]:
+    """A recovered attempt of a call that had started: its ``reconcile`` hook's answer,
+    or in doubt."""
+    arguments = request["arguments"]
+    key = idempotency_key(request.get("thread_id") or "", request["call_id"], arguments)
+    result = await reconciled(tool, key, arguments)
+    return error_payload(InDoubt()) if result is None else result_payload(result)
 
 
 def _finished(task: asyncio.Task[Any], token: CancelToken) -> dict[str, Any]:

@@ -148,7 +148,7 @@ class TakeOver:
         """Continue the running segment of ``request_id`` here (see the module docstring).
 
         Completed operations get their journaled results, a started call of a tool
-        not in ``idempotent`` an "interrupted" error; calls that never started and
+        not in ``idempotent`` an in-doubt result; calls that never started and
         idempotent ones stay open, for the run to execute (with the decision a human
         gave, where the call was approved: ``Started.decisions``). Returns None when the
         segment is not running, or its owner is live (another process, or this one

@@ -37,6 +37,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from .._tool_files import file_to_dict
+from ..call import InDoubt
 from ..events import (
     ApprovalRequested,
     Event,
@@ -217,8 +218,9 @@ class Recorder:
         if event.files:
             output["files"] = [file_to_dict(f) for f in event.files]
         self._dirty = True
+        status = "in_doubt" if event.error_kind == InDoubt.kind else "completed"
         self._do(
-            self.journal.mark_operation, self.segment, event.call_id, "completed", output,
+            self.journal.mark_operation, self.segment, event.call_id, status, output,
             self._frames(),
         )  # fmt: skip
         self._held_outcomes.append((event.call_id, output))
