@@ -198,3 +198,45 @@ def test_hostile_cancel_requests_are_refused(served: tuple[Server, ScriptedModel
         )
         assert foreign.status_code == 403
         assert client.get(path, headers=ALICE).status_code == 405
+
+
+async def test_a_flood_of_cancels_stops_the_call_once(served: tuple[Server, ScriptedModel]) -> None:
+    """200 concurrent cancels of one call: one 202, the rest 409 ``call_finished`` (or 404
+    once the run has ended); the run goes on and finishes as after one cancel."""
+    server, _ = served
+    body = {
+        "threadId": f"t_{uuid.uuid4().hex}",
+        "runId": f"run_{uuid.uuid4().hex}",
+        "messages": [{"id": "u1", "role": "user", "content": "three"}],
+        "tools": [],
+        "context": [],
+        "state": {},
+        "forwardedProps": {},
+    }
+    frames: list[dict[str, Any]] = []
+    statuses: list[int] = []
+    async with (
+        httpx.AsyncClient(base_url=server.url, timeout=30, headers=ALICE) as client,
+        client.stream("POST", "/agui", json=body) as response,
+    ):
+        async for line in response.aiter_lines():
+            if not line.startswith("data: "):
+                continue
+            frame = json.loads(line[len("data: ") :])
+            frames.append(frame)
+            if frame["type"] == "TOOL_CALL_RESULT" and frame["content"] == "value of a":
+                search = next(
+                    f["toolCallId"]
+                    for f in frames
+                    if f["type"] == "TOOL_CALL_START" and f["toolCallName"] == "search"
+                )
+                path = f"/runs/{body['runId']}/calls/{search}/cancel"
+                answers = await asyncio.gather(*(client.post(path) for _ in range(200)))
+                statuses = [a.status_code for a in answers]
+                refused = {a.json()["error"]["code"] for a in answers if a.status_code != 202}
+                # the run goes on meanwhile: once it has ended, its calls are unknown
+                assert refused <= {"call_finished", "unknown_call"}
+    assert statuses.count(202) == 1 and set(statuses) <= {202, 409, 404}
+    results = [f["content"] for f in frames if f["type"] == "TOOL_CALL_RESULT"]
+    assert sorted(results) == sorted([CANCELLED_TEXT, "value of a", "value of b"])
+    assert frames[-1]["type"] == "RUN_FINISHED"
