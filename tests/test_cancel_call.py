@@ -17,11 +17,13 @@ def results_of(events: list[Any]) -> dict[str, ev.ToolCallResult]:
 
 async def test_one_of_three_parallel_calls_is_cancelled_and_the_others_finish() -> None:
     release = asyncio.Event()
+    began = asyncio.Event()
     saw_token = asyncio.Event()
 
     @tool
     async def search(query: str, ctx: ToolContext) -> str:
         """Search slowly; stops when its call is cancelled."""
+        began.set()
         await ctx.cancelled()
         saw_token.set()
         ctx.raise_if_cancelled()
@@ -45,17 +47,19 @@ async def test_one_of_three_parallel_calls_is_cancelled_and_the_others_finish() 
     )
     run = Agent(model, [search, lookup]).start("go")
     events: list[Any] = []
-    started = 0
+
+    async def stop_the_search() -> None:
+        await began.wait()
+        assert sorted(run.running_calls()) == ["c1", "c2", "c3"]
+        assert run.cancel_call("c1") is True
+        assert run.cancel_call("c1") is False  # once
+
+    stopper = asyncio.create_task(stop_the_search())
     async for e in run.events():
         events.append(e)
-        if isinstance(e, ev.ToolExecutionStart):
-            started += 1
-            if started == 3:
-                assert sorted(run.running_calls()) == ["c1", "c2", "c3"]
-                assert run.cancel_call("c1") is True
-                assert run.cancel_call("c1") is False  # once
         if isinstance(e, ev.ToolCallResult) and e.call_id == "c1":
             release.set()
+    await stopper
     assert saw_token.is_set()
     results = results_of(events)
     assert results["c1"].state == "output-error"
@@ -111,3 +115,26 @@ async def test_a_finished_or_unknown_call_is_not_cancelled() -> None:
             assert run.cancel_call("nope") is False
     assert results_of(events)["q"].content == "ok"
     assert run.result is not None and run.result.status == "completed"
+
+
+async def test_a_call_stopped_before_its_tool_ran_never_runs_it() -> None:
+    """Stopped between its start event and the moment its tool would run (a journal
+    records the start first): the tool is not run, the call ends cancelled."""
+    ran: list[str] = []
+
+    @tool
+    async def charge(amount: int) -> str:
+        """Charge once."""
+        ran.append("charge")
+        return "charged"
+
+    model = ScriptedModel([[call("charge", {"amount": 5}, id="c1")], ["stopped it"]])
+    run = Agent(model, [charge]).start("go")
+    events: list[Any] = []
+    async for e in run.events():
+        events.append(e)
+        if isinstance(e, ev.ToolExecutionStart):
+            assert run.cancel_call("c1") is True
+    assert ran == []
+    assert results_of(events)["c1"].error_kind == "cancelled"
+    assert run.result is not None and run.result.output == "stopped it"

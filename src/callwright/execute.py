@@ -198,6 +198,7 @@ class StepExecutor(Generic[DepsT]):
             try:
                 for call, _ in group:
                     yield ToolExecutionStart(call.id, call.tool_name)
+                running.go()  # the starts are recorded: the tools may run now
                 remaining = len(group)
                 while remaining:
                     item = await running.queue.get()
@@ -433,12 +434,13 @@ class StepExecutor(Generic[DepsT]):
         stopped: dict[str, str] = {}
         trace = self.scope.trace  # when tracing, each task runs with its call's span current
         tasks = []
+        gate = asyncio.Event()
         for call, executor in group:
             # a plain function without a ToolContext parameter never sees one: skip making it
             uses_context = call.tool is not None and call.tool.uses_context
             token = self.scope.cancel.child() if uses_context else None
             task = asyncio.create_task(
-                self._run_one(call, executor, put, token, timed_out, stopped),
+                self._run_one(call, executor, put, token, timed_out, stopped, gate),
                 context=None if trace is None else trace.tool_context(call),
             )
             tasks.append(task)
@@ -474,7 +476,7 @@ class StepExecutor(Generic[DepsT]):
                 if not task.done():
                     task.cancel()
 
-        return _Running(queue, close)
+        return _Running(queue, close, gate.set)
 
     def _stopper(
         self,
@@ -530,12 +532,18 @@ class StepExecutor(Generic[DepsT]):
         token: CancelToken | None,
         timed_out: set[str],
         stopped: Mapping[str, str],
+        gate: asyncio.Event,
     ) -> None:
+        """Waits at ``gate`` until the call's start has been yielded and recorded: a journal
+        writes a tool's ``started`` row before the tool runs."""
         tool = call.tool
         assert tool is not None
         ctx = self._context(call, token, put) if token is not None else None
         asked: InputRequest | None = None
         try:
+            await gate.wait()
+            if call.id in stopped:  # stopped before it ran
+                raise asyncio.CancelledError
             if call.deferred:
                 call.arguments = acts.resolve(
                     call.arguments, self.scope.state, call.meta.get("_instance")
@@ -585,6 +593,8 @@ class _Running:
 
     queue: asyncio.Queue[Event | _Finished | _Asked]
     close: Callable[[], None]
+    go: Callable[[], None]
+    """Lets the group's tools run (once their starts were yielded)."""
 
 
 @dataclass(slots=True)
