@@ -420,7 +420,7 @@ async def test_a_worker_stalled_past_its_lease_cannot_finish_a_call_another_took
     postgres_url: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A worker frozen mid-tool (SIGSTOP: alive, but its lease lapses) has its call taken
-    by a live worker, which answers interrupted (the tool is not idempotent). Thawed,
+    by a live worker, which answers in doubt (the tool is not idempotent). Thawed,
     the frozen worker finishes the tool, and its result is refused: the call keeps the
     taker's outcome, and the stalled worker's DBOS says it no longer owns the call."""
     database = postgres_url.fresh_database()
@@ -462,8 +462,8 @@ async def test_a_worker_stalled_past_its_lease_cannot_finish_a_call_another_took
                 worker.stop()
     seen = f"{lines(effects)}\n{stalled.log.read_text(errors='replace')[-3000:]}"
     result = result_of(events)
-    assert (result.state, result.error_kind) == ("output-error", "interrupted"), seen
-    assert outcome["error"]["kind"] == "interrupted", (outcome, seen)
+    assert (result.state, result.error_kind) == ("output-error", "in-doubt"), seen
+    assert outcome["error"]["kind"] == "in-doubt", (outcome, seen)
     assert [pid_of(line) for line in ran(effects, "start", t)] == [stalled.pid], seen
     assert [pid_of(line) for line in ran(effects, "end", t)] == [stalled.pid], seen
 
