@@ -17,6 +17,8 @@ from ._errors import (
     ConfigurationError,
     MissingAPIKey,
 )
+from ._journaled import begin_journaled, start_journaled
+from ._run_start import RunStart
 from .approvals import AgentApprovalPolicy, ApprovalQuery, ThreadApprovals
 from .call import (
     Call,
@@ -105,6 +107,7 @@ __all__ = [
     "RunFailed",
     "RunResult",
     "RunScope",
+    "RunStart",
     "Skipped",
     "StepInfo",
     "StepPlan",
@@ -128,8 +131,10 @@ __all__ = [
     "Usage",
     "UserMessage",
     "batched",
+    "begin_journaled",
     "events",
     "has_tool_call",
+    "start_journaled",
     "step_count_is",
     "tool",
 ]

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from _postgres import PostgresUrl
-from callwright import Agent, tool
+from callwright import Agent, begin_journaled, start_journaled, tool
 from callwright import events as ev
 from callwright.messages import AssistantMessage, ToolResultMessage, UserMessage
 from callwright.models import ScriptedModel, call
@@ -28,10 +28,8 @@ from callwright.store import (
     Recorder,
     Rejected,
     SQLJournal,
-    begin_journaled,
     open_journal,
     recorder_for,
-    start_journaled,
 )
 
 POSTGRES_ONLY = pytest.mark.parametrize("journal_target", ["postgres"], indirect=True)
