@@ -20,9 +20,9 @@ from callwright.models._retry import RetryPolicy
 from callwright.models.openai_responses import OpenAIResponsesModel
 from callwright.store import (
     Answer,
-    Recorder,
     SQLJournal,
     open_journal,
+    recorder_for,
 )
 from models._responses import Stream
 
@@ -176,7 +176,7 @@ async def test_a_run_continued_by_another_process_keeps_its_settings(
     started = heir.reopen("r1", set())
     assert started is not None and started.settings == RUNS
     again = continued_run(a, started, SegmentSpec("r1", "t1"))
-    recorder = Recorder(heir, started, again)
+    recorder = recorder_for(heir, started, again)
     async for event in again.events():
         recorder.record(event, b"more")
     assert RAN == ["k1"] and again.result is not None and again.result.output == "Found."
