@@ -128,9 +128,8 @@ def _imported(path: Path, *, runtime: bool) -> set[str]:
     skipped: set[int] = set()
     if runtime:
         for node in ast.walk(tree):
-            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-                skipped |= {id(n) for child in node.body for n in ast.walk(child)}
-            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            typing_only = isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+            if typing_only or isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 skipped |= {id(n) for child in node.body for n in ast.walk(child)}
     found = set()
     for node in ast.walk(tree):

@@ -31,7 +31,7 @@ from .base import (
 )
 from .postgres import PostgresJournal
 from .recorder import Recorder
-from .session import JournaledRun, recorder_for, run_start
+from .session import recorder_for, run_start
 from .signing import ApprovalSigner
 from .sqlite import SQLiteJournal
 
@@ -41,7 +41,6 @@ __all__ = [
     "Journal",
     "JournalLimits",
     "JournalUnavailable",
-    "JournaledRun",
     "PendingRecord",
     "PostgresJournal",
     "Recorder",
