@@ -233,6 +233,7 @@ class Agent(Generic[DepsT, OutputT]):
         server sets it from the request. ``settings``: this run's model settings, over
         the agent's field by field. ``forwarded_props``: what the front end forwarded
         for the agent's code (``ToolContext.forwarded_props``), read-only in the run.
+        The keywords make a ``RunStart``, started by ``start_from``.
         """
         start = RunStart(
             messages=messages,
