@@ -38,7 +38,12 @@ GOAL = 0.1
 PROBE_EVERY = 0.02
 REPLAY_WORDS = 58_000
 
+FOLLOWERS = 200
+LIVE_WORDS = 400
+
 AGENT_FILE = f"""
+import asyncio
+
 from callwright import Agent, tool
 from callwright.models import ScriptedModel
 
@@ -55,11 +60,27 @@ WORDS = {REPLAY_WORDS}
 def script(request):
     if request.messages[-1].content == "long":
         return [" ".join(["w"] * WORDS)]
+    if request.messages[-1].content == "live":
+        return [" ".join(["w"] * {LIVE_WORDS})]
     return ["Hi."]
 
 
+async def _slowly(parts):
+    async for part in parts:
+        await asyncio.sleep(0.01)
+        yield part
+
+
+class Model(ScriptedModel):
+    "A live run (``live``) streams a word every 10 ms; the rest at once."
+
+    def stream(self, request):
+        parts = super().stream(request)
+        return _slowly(parts) if request.messages[-1].content == "live" else parts
+
+
 def make_agent():
-    return Agent(ScriptedModel(script, split_text=True, record=False), [write])
+    return Agent(Model(script, split_text=True, record=False), [write])
 """
 
 Body = dict[str, Any]
@@ -160,6 +181,7 @@ ENDPOINT = {
     "at the limit: 20,000 AI SDK text parts": "/api/chat",
 }
 REPLAY = f"replay of a {REPLAY_WORDS // 1000}k-frame run"
+FOLLOWED = f"{FOLLOWERS} followers of one live run ({LIVE_WORDS} words, 10 ms apart)"
 BASELINE = "baseline: no request, 1 s"
 
 
@@ -250,6 +272,57 @@ async def replay_send(url: str) -> Callable[[httpx.AsyncClient], Any]:
     return send
 
 
+async def _follow(host: str, port: int, path: str) -> int:
+    """One follower on its own connection, read as raw bytes to its end: its bytes."""
+    reader, writer = await asyncio.open_connection(host, port)
+    writer.write(f"GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())
+    size = 0
+    while chunk := await reader.read(65536):
+        size += len(chunk)
+    writer.close()
+    return size
+
+
+async def followers(url: str, count: int) -> list[int]:
+    """``count`` followers of ``url`` (``http://host:port/path``) at once: their bytes."""
+    host, _, rest = url.removeprefix("http://").partition(":")
+    port, _, path = rest.partition("/")
+    return await asyncio.gather(*(_follow(host, int(port), "/" + path) for _ in range(count)))
+
+
+async def followers_send(url: str) -> Callable[[httpx.AsyncClient], Any]:
+    """``FOLLOWERS`` clients following one live run's ``GET /runs/{id}/events`` from its
+    start to its end (a word every 10 ms), while the probe runs. The followers are
+    another process (``--followers``): their own reading is not counted against the
+    probe's loop."""
+
+    async def send(http: httpx.AsyncClient) -> str:
+        body = agui("live")
+        started = asyncio.Event()
+
+        async def live() -> tuple[int, int]:
+            async with http.stream("POST", "/agui", json=body) as response:
+                size = 0
+                async for chunk in response.aiter_bytes():
+                    size += len(chunk)
+                    started.set()
+                return response.status_code, size
+
+        run = asyncio.create_task(live())
+        await started.wait()
+        replay = f"{url}/runs/{body['runId']}/events?after=0"
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, __file__, "--followers", replay, stdout=subprocess.PIPE
+        )
+        out, _ = await process.communicate()
+        sizes = json.loads(out)
+        status, whole = await run
+        ok = sum(size >= whole for size in sizes)
+        return f"{status}, {ok}/{FOLLOWERS} followers read it whole"
+
+    return send
+
+
 def row(name: str, runs: Sequence[Sequence[float]], outcome: str) -> str:
     """Over every repeat: the p99 and worst of all probes, and the median of each repeat's
     worst (one slow probe on a shared machine is not the server's doing every time)."""
@@ -277,6 +350,8 @@ async def main_async(names: Sequence[str], url: str, repeats: int) -> list[str]:
         for _ in range(repeats):  # a new body (new ids) each time
             if name == REPLAY:
                 send = await replay_send(url)
+            elif name == FOLLOWED:
+                send = await followers_send(url)
             elif name == BASELINE:
                 send = idle
             else:
@@ -295,8 +370,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--shape", action="append", help="only this shape (repeatable)")
     parser.add_argument("--list", action="store_true", help="list the shapes and exit")
     parser.add_argument("--repeats", type=int, default=5, help="times each shape is sent")
+    parser.add_argument("--followers", help=argparse.SUPPRESS)  # the followers' process
     args = parser.parse_args(argv)
-    every = [BASELINE, *SHAPES, REPLAY]
+    if args.followers:
+        print(json.dumps(asyncio.run(followers(args.followers, FOLLOWERS))))
+        return 0
+    every = [BASELINE, *SHAPES, REPLAY, FOLLOWED]
     if args.list:
         print("\n".join(every))
         return 0

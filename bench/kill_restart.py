@@ -194,8 +194,8 @@ def worker_cycle(server: ServerProcess, runs: int, n: int) -> int:
     text = "".join(
         e["delta"] for e in post(server.url, crash, None) if e["type"] == "TEXT_MESSAGE_CONTENT"
     )
-    if not text.startswith("Done: Interrupted"):
-        raise AssertionError(f"the killed worker's run was not settled as interrupted: {text}")
+    if not text.startswith("Done: In doubt"):
+        raise AssertionError(f"the killed worker's call was not reported in doubt: {text}")
     return done
 
 

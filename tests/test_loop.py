@@ -262,7 +262,14 @@ async def test_approval_policy_predicate_and_edits() -> None:
     await agent2.run(
         messages=paused.messages, decisions={"big": Decision(True, arguments={"amount": 150})}
     )
-    assert tool_results(model2.requests[-1])[-1].content == "paid 150"
+    # the model sees what it proposed and what ran; its own call keeps what it proposed
+    received = model2.requests[-1].messages
+    assert tool_results(model2.requests[-1])[-1].content == (
+        '[The user edited the arguments before running: proposed {"amount":500}, '
+        'ran {"amount":150}.] paid 150'
+    )
+    [asked] = [m for m in received if isinstance(m, AssistantMessage) and m.tool_calls]
+    assert asked.tool_calls[0].arguments == {"amount": 500}
 
 
 async def test_edits_refused_unless_the_tool_allows_them() -> None:

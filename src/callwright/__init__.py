@@ -19,6 +19,7 @@ from ._errors import (
 )
 from ._journaled import begin_journaled, start_journaled
 from ._run_start import RunStart
+from ._tool_files import MAX_TOOL_FILE_BYTES, File
 from .approvals import AgentApprovalPolicy, ApprovalQuery, ThreadApprovals
 from .call import (
     Call,
@@ -27,6 +28,7 @@ from .call import (
     Decision,
     Denied,
     IllegalTransition,
+    InDoubt,
     Interrupted,
     InvalidArgs,
     Skipped,
@@ -71,6 +73,7 @@ from .usage import Usage
 __version__ = "0.2.0"
 
 __all__ = [
+    "MAX_TOOL_FILE_BYTES",
     "PARALLEL",
     "SEQUENTIAL",
     "Agent",
@@ -88,8 +91,10 @@ __all__ = [
     "Decision",
     "Denied",
     "Event",
+    "File",
     "FilePart",
     "IllegalTransition",
+    "InDoubt",
     "InputAnswer",
     "InputRequest",
     "InputRequired",

@@ -196,8 +196,8 @@ def journal_options(s: argparse.ArgumentParser) -> None:
         type=float,
         default=3600.0,
         metavar="SECONDS",
-        help="with a postgresql:// journal: delete ended DBOS workflows (requests, calls on "
-        "tool workers) after this long (default: an hour)",
+        help="with a postgresql:// journal: delete the DBOS workflows of ended calls on tool "
+        "workers after this long (default: an hour)",
     )
     s.add_argument(
         "--worker-wait",

@@ -99,11 +99,13 @@ async def begin_journaled(
     closing: bytes = b"",
     settings: ModelSettings | None = None,
     forwarded_props: Mapping[str, Any] | None = None,
+    spec: str = "",
 ) -> tuple[Run[DepsT, Any], Recorder]:
     """``start_journaled`` off the event loop: the check and the new segment run on the
     journal's writer thread, and the recorder writes there too (``Recorder``'s
     asynchronous mode). Stream the run with ``await recorder.record(...)`` where it
-    returns an awaitable, and ``await recorder.finish()`` at the end."""
+    returns an awaitable, and ``await recorder.finish()`` at the end. ``spec``: what
+    another process needs to continue the segment (``Journal.begin``)."""
     request = _request(
         thread_id,
         request_id,
@@ -115,7 +117,9 @@ async def begin_journaled(
         settings,
         forwarded_props,
     )
-    return await begin_segment(journal, agent, request, answers, deps=deps, closing=closing)
+    return await begin_segment(
+        journal, agent, request, answers, deps=deps, closing=closing, spec=spec
+    )
 
 
 async def begin_segment(
@@ -126,12 +130,13 @@ async def begin_segment(
     *,
     deps: DepsT | None = None,
     closing: bytes = b"",
+    spec: str = "",
 ) -> tuple[Run[DepsT, Any], Recorder]:
     """``begin_journaled`` for a request already decoded into a ``RunStart`` (the
     server's way): its ``thread_id`` and ``run_id`` (the segment's request id) are
     required, its messages are the client's copy, its state is taken only for a new
     thread; ``answers`` are its claims for the journal to check."""
-    begin = _begin(journal, agent, request, answers, closing)
+    begin = functools.partial(_begin(journal, agent, request, answers, closing), spec=spec)
     submitted = journal.submit(begin)
     if submitted is None:
         raise RuntimeError("begin_journaled must be called on an event loop")

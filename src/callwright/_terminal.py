@@ -25,6 +25,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, TaskID, TaskProgressColumn, TextColumn
 from rich.syntax import Syntax
 
+from ._tool_files import label
 from .call import Decision
 from .elicitation import InputAction, InputAnswer
 from .events import (
@@ -166,9 +167,8 @@ class TerminalRun:
             elif isinstance(event, ToolCallResult):
                 self.bars.finish(event.call_id)
                 if event.state == "output-available":
-                    console.print(
-                        f"[green]← {event.tool_name}[/green] {escape(short(event.content))}"
-                    )
+                    shown = " ".join([event.content, *map(label, event.files)]).strip()
+                    console.print(f"[green]← {event.tool_name}[/green] {escape(short(shown))}")
                 else:
                     state = "denied" if event.state == "output-denied" else "error"
                     console.print(

@@ -8,6 +8,7 @@ smoothed over.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -18,6 +19,7 @@ import jiter
 from ._errors import CallwrightError
 
 if TYPE_CHECKING:
+    from .messages import FilePart
     from .tool import Tool
 
 
@@ -69,6 +71,9 @@ class ToolResult:
     artifact: dict[str, Any] | None = None
     """Where a result too large for the model was stored (``callwright.artifacts``): its
     id, download path, size; None for a result given whole."""
+    files: list[FilePart] = field(default_factory=list)
+    """Images, audio and documents the tool returned beside ``content`` (``callwright.File``):
+    the model sees them where its provider takes files, UIs show them."""
 
 
 def to_model_text(value: Any) -> str:
@@ -177,6 +182,45 @@ class Interrupted(ToolError):
         return self.message or (
             "Interrupted: the server stopped while this tool was running; it was not run again."
         )
+
+
+IN_DOUBT = "In doubt:"
+"""How the result text of a call in doubt begins (what a resumed run looks for)."""
+
+
+class InDoubt(ToolError):
+    """A side-effecting call started and its process died before it reported: whether its
+    effect happened is unknown. It is not run again; the model is told not to retry."""
+
+    kind = "in-doubt"
+
+    def model_text(self) -> str:
+        """Says the outcome is unknown, that a plain retry may repeat the effect, and what
+        the user can do about it."""
+        return self.message or (
+            f"{IN_DOUBT} this call started but the server stopped before it reported, so "
+            "whether it took effect is unknown. Do not call it again just to retry: that may "
+            "repeat its effect. Tell the user; they can check the external system (the "
+            "call's idempotency key identifies it there) and then ask to retry or not."
+        )
+
+
+def is_in_doubt(text: str) -> bool:
+    """Whether a result text is an in-doubt result (``InDoubt``)."""
+    return text.startswith(IN_DOUBT)
+
+
+def idempotency_key(thread_id: str, call_id: str, arguments: Any) -> str:
+    """The key a tool passes to the external system it changes (``ctx.idempotency_key``).
+
+    The same for the same call on every retry, recovery, replica and tool worker (it
+    depends only on what the thread's history holds: the thread, the call's id and its
+    arguments), and different for different arguments (an approver's edit included).
+    """
+    canonical = json.dumps(
+        [thread_id, call_id, arguments], sort_keys=True, separators=(",", ":"), ensure_ascii=False
+    )
+    return "cw-" + hashlib.sha256(canonical.encode()).hexdigest()[:40]
 
 
 # --- streamed arguments -------------------------------------------------------
@@ -340,6 +384,9 @@ class Call:
     """Why the call failed or was denied when it ended output-error or output-denied."""
     message_id: str | None = None
     """The assistant message the call belongs to."""
+    proposed: dict[str, Any] | None = None
+    """The arguments the model proposed, when an approver edited them: the model's result
+    text then says what was proposed and what ran."""
 
     def transition(self, new: CallState) -> None:
         """Move to ``new``; an edge the state machine lacks is a bug, so it raises."""
@@ -374,8 +421,16 @@ class Call:
             self.transition(CallState.OUTPUT_ERROR)
         self.error = error
 
+    def model_files(self) -> list[FilePart]:
+        """The files the model sees with the result (none for a failed call)."""
+        return self.result.files if self.error is None and self.result is not None else []
+
     def model_text(self) -> str:
-        """The one result the model sees for this call."""
+        """The one result the model sees for this call (after a note on an approver's
+        edit, so that the model does not reason about arguments that never ran)."""
+        return edit_note(self.proposed, self.arguments) + self._outcome_text()
+
+    def _outcome_text(self) -> str:
         if self.error is not None:
             return self.error.model_text()
         if self.result is not None:
@@ -383,3 +438,14 @@ class Call:
                 return self.result.text
             return to_model_text(self.result.content)
         raise IllegalTransition(f"call {self.id} has no result in state {self.state}")
+
+
+def edit_note(proposed: dict[str, Any] | None, ran: dict[str, Any] | None) -> str:
+    """The note before the result of a call whose arguments an approver edited; empty
+    when they were not edited."""
+    if proposed is None or ran is None or proposed == ran:
+        return ""
+    return (
+        f"[The user edited the arguments before running: proposed {to_model_text(proposed)}, "
+        f"ran {to_model_text(ran)}.] "
+    )

@@ -202,6 +202,11 @@ class ToolContext(Generic[DepsT]):
     """How the call was approved, when it needed approval: a human's decision (with the
     ``data`` they sent for the tool) or a policy's (``automatic``); None when no approval
     was asked for."""
+    idempotency_key: str = ""
+    """A key for this call to pass to the external system it changes (a payment
+    provider's ``Idempotency-Key``): the same on every retry, recovery, replica and tool
+    worker, different for different arguments (``callwright.call.idempotency_key``).
+    Empty outside a run."""
 
     @property
     def deps(self) -> DepsT | None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, TypeAlias
 
 from .elicitation import InputRequest
-from .messages import AssistantMessage, Message
+from .messages import AssistantMessage, FilePart, Message
 from .usage import Usage
 
 RunStatus = Literal["completed", "paused", "cancelled", "stopped", "error"]
@@ -384,6 +384,9 @@ class ToolCallResult:
     artifact: dict[str, Any] | None = None
     """Where a result too large for the model was stored (id, ``url``, size, lines,
     media type): UIs offer its download; the output holds its preview."""
+    files: list[FilePart] = field(default_factory=list)
+    """Images, audio and documents the tool returned (output-available only): UIs show
+    them beside the output, the model gets them with ``content``."""
 
 
 @dataclass(slots=True)

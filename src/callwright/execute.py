@@ -24,7 +24,6 @@ context, when a resumed run brings an ``InputAnswer`` for it.
 from __future__ import annotations
 
 import asyncio
-import secrets
 import threading
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
@@ -32,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Generic
 
 from . import acts
 from .approvals import AgentApprovalPolicy, ApprovalIds, ApprovalQuery, decide
+from .approvals._records import new_approval_id
 from .call import (
     Call,
     CallState,
@@ -43,6 +43,7 @@ from .call import (
     TimedOut,
     ToolError,
     ToolNotFound,
+    idempotency_key,
 )
 from .context import CancelToken, DepsT, RunScope, ToolContext
 from .elicitation import InputAnswer, InputRequest, InputRequired
@@ -107,7 +108,7 @@ def result_event(call: Call) -> ToolCallResult:
             call.id,
             call.tool_name,
             state,
-            content=call.error.model_text(),
+            content=call.model_text(),
             error=call.error.model_text(),
             error_kind=call.error.kind,
         )
@@ -120,12 +121,8 @@ def result_event(call: Call) -> ToolCallResult:
         content=call.model_text(),
         details=call.result.details,
         artifact=call.result.artifact,
+        files=call.result.files,
     )
-
-
-def new_approval_id() -> str:
-    """Unguessable, and distinct from the call id (the AI SDK keys approvals by it)."""
-    return "apr_" + secrets.token_urlsafe(18)
 
 
 @dataclass(frozen=True, slots=True)
@@ -362,6 +359,7 @@ class StepExecutor(Generic[DepsT]):
             call.validated = tool.validate(arguments)
         except ToolError as exc:
             return exc
+        call.proposed = call.arguments
         call.arguments = arguments
         return None
 
@@ -490,6 +488,7 @@ class StepExecutor(Generic[DepsT]):
             acts.scope_for(call, scope.state, scope.input_text),
             answer if isinstance(answer, InputAnswer) else None,
             call.decision,
+            idempotency_key(scope.thread_id, call.id, call.arguments or {}),
         )
 
     async def _run_one(

@@ -140,6 +140,9 @@ class ToolResultMessage:
     """The text the model sees for the call."""
     is_error: bool = False
     """True when the call failed or was denied, so providers can flag the result as an error."""
+    files: list[FilePart] = field(default_factory=list)
+    """Images, audio and documents the tool returned: models get them after the text
+    where their provider takes files in (or beside) a tool result, else a text stand-in."""
     role: Literal["tool"] = "tool"
     """The discriminator that tells messages apart when history is loaded from JSON."""
 

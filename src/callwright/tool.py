@@ -17,6 +17,7 @@ the tool is made, a schema it cannot bound.
 from __future__ import annotations
 
 import inspect
+import logging
 import typing
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
@@ -31,8 +32,11 @@ from pydantic_core import CoreSchema
 from ._errors import ConfigurationError
 from ._jsonschema import compile_validator
 from ._threads import tool_threads
+from ._tool_files import checked_files, split_files
 from .call import InvalidArgs, ToolResult, is_meta
 from .context import ToolContext
+
+log = logging.getLogger("callwright.tool")
 
 Executor = Callable[[Any, "ToolContext[Any] | None"], Awaitable[Any]]
 Validator = Callable[[dict[str, Any]], Any]
@@ -81,6 +85,8 @@ ApprovalPolicy = bool | Callable[[dict[str, Any]], "bool | ApprovalVerdict"]
 """``True`` (ask a human every time), or a function of the arguments that returns a bool
 (ask or not) or an ``ApprovalVerdict``."""
 InputCallback = Callable[..., None]
+Reconcile = Callable[[str, dict[str, Any]], Any]
+"""``reconcile(idempotency_key, arguments) -> result | None``, sync or async."""
 
 META_ORDER = ("_tool", "_reasoningForCall", "_instance", "_scopes", "_delegate")
 TAIL_META = ("_outputPath", "_outputMethod", "_output")
@@ -125,6 +131,11 @@ class Tool:
     """A barrier: runs alone, after earlier calls of the step finish."""
     idempotent: bool = False
     """Safe to run again after a crash: recovery may re-run it instead of failing it."""
+    reconcile: Reconcile | None = None
+    """Asks the external system what became of a call left in doubt by a crash:
+    ``reconcile(idempotency_key, arguments)`` (sync or async) returns the call's result,
+    or None when it cannot tell (the call stays in doubt). Called on resume instead of
+    running the tool again."""
     on_workers: bool = False
     """Run on tool worker processes (``callwright worker``) when the server is configured
     with them: the web process only relays the call. The tool gets the worker's deps."""
@@ -283,6 +294,7 @@ def tool(
     timeout: float | None = None,
     sequential: bool = False,
     idempotent: bool = False,
+    reconcile: Reconcile | None = None,
     on_workers: bool = False,
     on_input_start: InputCallback | None = None,
     on_input_delta: InputCallback | None = None,
@@ -302,6 +314,7 @@ def tool(
     timeout: float | None = None,
     sequential: bool = False,
     idempotent: bool = False,
+    reconcile: Reconcile | None = None,
     on_workers: bool = False,
     on_input_start: InputCallback | None = None,
     on_input_delta: InputCallback | None = None,
@@ -326,6 +339,7 @@ def tool(
             timeout=timeout,
             sequential=sequential,
             idempotent=idempotent,
+            reconcile=reconcile,
             on_workers=on_workers,
             on_input_start=on_input_start,
             on_input_delta=on_input_delta,
@@ -498,13 +512,20 @@ def _off_the_loop(executor: Callable[..., Any]) -> Executor:
 
 
 def as_result(value: Any) -> ToolResult:
-    """Normalise what a tool returned: str, dict, pydantic model, ToolResult, anything JSON-able."""
+    """Normalise what a tool returned: str, dict, pydantic model, ToolResult, anything
+    JSON-able, a ``File``, or a list of text and files (a ``ToolError`` for a malformed
+    or oversized file)."""
     if isinstance(value, ToolResult):
+        files = checked_files(value.files) if value.files else []
         if isinstance(value.content, BaseModel):
-            return ToolResult(value.content.model_dump(mode="json"), value.details)
+            return ToolResult(value.content.model_dump(mode="json"), value.details, files=files)
+        value.files = files
         return value
     if isinstance(value, BaseModel):
         return ToolResult(value.model_dump(mode="json"))
+    split = split_files(value)
+    if split is not None:
+        return ToolResult(split[0], files=split[1])
     return ToolResult(value)
 
 
@@ -512,3 +533,23 @@ def _is_context(annotation: Any) -> bool:
     """``ToolContext`` or a parametrised ``ToolContext[Deps]`` marks the context parameter."""
     origin = typing.get_origin(annotation) or annotation
     return isinstance(origin, type) and issubclass(origin, ToolContext)
+
+
+async def reconciled(tool: Tool, key: str, arguments: dict[str, Any]) -> ToolResult | None:
+    """What the tool's ``reconcile`` hook says became of a call in doubt; None when it has
+    none, cannot tell, or fails (the call then stays in doubt: a hook's failure must not
+    turn an unknown outcome into a false one)."""
+    hook = tool.reconcile
+    if hook is None:
+        return None
+    try:
+        if inspect.iscoroutinefunction(hook):
+            value = await hook(key, arguments)
+        else:
+            value = await tool_threads.run(hook, key, arguments)
+            if inspect.isawaitable(value):
+                value = await value
+    except Exception:
+        log.warning("tool %s: reconcile failed; the call stays in doubt", tool.name, exc_info=True)
+        return None
+    return None if value is None else as_result(value)

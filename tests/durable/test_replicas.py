@@ -137,7 +137,7 @@ async def _kill_one(cluster: list[Replica]) -> None:
             assert len(starts) == 1, [e["type"] for e in events]
             assert events[-1]["type"] == "RUN_FINISHED", events[-1]
             if run.startswith("r-slow"):
-                assert _result(events).startswith("Interrupted:")
+                assert _result(events).startswith("In doubt:")
             elif run.startswith("r-idem"):
                 assert _result(events).endswith("finished")
             elif run.startswith("r-remote"):  # the worker went on: the call has its result
@@ -191,7 +191,7 @@ async def _kill_a_worker(replicas: list[Replica], workers: list[ToolWorker]) -> 
         assert events[-1]["type"] == "RUN_FINISHED", (run, events[-1])
         t, result = runs[run].split()[-1], _result(events)
         if t in killed and t.startswith("k"):
-            assert result.startswith("Interrupted:"), (run, result)
+            assert result.startswith("In doubt:"), (run, result)
         else:
             assert result == f"{t} finished", (run, result)
     for t in tags:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -31,7 +32,7 @@ import httpx
 import pytest
 
 from callwright import ToolContext
-from callwright.call import Cancelled, Decision
+from callwright.call import Cancelled, Decision, InDoubt
 from callwright.context import CancelToken, RunScope
 from callwright.durable import ToolWorkers, use_tool_workers
 from callwright.elicitation import InputAnswer
@@ -227,7 +228,10 @@ async def test_an_approved_and_edited_call_runs_on_a_worker(web: Web) -> None:
     assert pending.kind == "approval" and ran(web.side_effects, "start", t) == []
     decision = Decision(True, arguments={"amount": 50, "tag": t})
     done = await web.agent.run(messages=paused.messages, decisions={pending.call_id: decision})
-    assert done.output == "Done: moved 50"
+    assert done.output == (
+        "Done: [The user edited the arguments before running: proposed "
+        f'{{"amount":500,"tag":"{t}"}}, ran {{"amount":50,"tag":"{t}"}}.] moved 50'
+    )
     (start,) = ran(web.side_effects, "start", t)
     assert "amount=50" in start and pid_of(start) != os.getpid()
 
@@ -384,10 +388,8 @@ async def test_a_worker_killed_mid_tool(
         (end,) = ran(effects, "end", t)
         assert pid_of(end) == others[0].pid
     else:
-        assert (result.state, result.error_kind) == ("output-error", "interrupted"), seen
-        assert result.content == (
-            "Interrupted: the server stopped while this tool was running; it was not run again."
-        )
+        assert (result.state, result.error_kind) == ("output-error", "in-doubt"), seen
+        assert result.content == InDoubt().model_text()
         assert len(starts) == 1 and ran(effects, "end", t) == [], seen  # ran once, never again
     if recovered_by == "a live worker" and tool == "slow":
         assert took < 10, seen  # seen gone at once (same host), claimed, answered
@@ -396,6 +398,58 @@ async def test_a_worker_killed_mid_tool(
 
 async def _collect(run: AsyncIterator[Event]) -> list[Event]:
     return [event async for event in run]
+
+
+async def test_a_worker_stalled_past_its_lease_cannot_finish_a_call_another_took(
+    postgres_url: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker frozen mid-tool (SIGSTOP: alive, but its lease lapses) has its call taken
+    by a live worker, which answers interrupted (the tool is not idempotent). Thawed,
+    the frozen worker finishes the tool, and its result is refused: the call keeps the
+    taker's outcome, and the stalled worker's DBOS says it no longer owns the call."""
+    database = postgres_url.fresh_database()
+    effects = tmp_path / "side_effects.txt"
+    monkeypatch.setenv("SIDE_EFFECTS", str(effects))
+    stalled = Worker(database, "worker-stalled", effects).start()
+    taker: Worker | None = None
+    agent = make_agent()
+    workers = ToolWorkers(database)
+    workers.apply(agent.toolbox)
+    t = tag()
+    try:
+        run = asyncio.ensure_future(_collect(agent.stream(f'slow {{"seconds": 2, "tag": "{t}"}}')))
+        await wait_for(lambda: ran(effects, "start", t), 60)
+        assert stalled.process is not None
+        stalled.process.send_signal(signal.SIGSTOP)
+        taker = Worker(database, "worker-taker", effects).start()  # takes it once the lease lapses
+        events = await asyncio.wait_for(run, 120)
+        stalled.process.send_signal(signal.SIGCONT)
+        await wait_for(lambda: ran(effects, "end", t), 30)  # the thawed worker's tool ends
+        client = await workers.client()
+        [call] = await client.list_workflows_async(name="callwright.tool")
+        refused = ("no longer owned", "duplicate execution")  # DBOS 3.4's words, and 3.0's
+        await wait_for(
+            lambda: any(
+                call.workflow_id in line and any(word in line for word in refused)
+                for line in stalled.log.read_text(errors="replace").splitlines()
+            ),
+            30,
+        )
+        kept = await client.retrieve_workflow_async(call.workflow_id)
+        outcome = await kept.get_result()
+    finally:
+        workers.close()
+        if stalled.process is not None and stalled.process.poll() is None:
+            stalled.process.send_signal(signal.SIGCONT)
+        for worker in (stalled, taker):
+            if worker is not None:
+                worker.stop()
+    seen = f"{lines(effects)}\n{stalled.log.read_text(errors='replace')[-3000:]}"
+    result = result_of(events)
+    assert (result.state, result.error_kind) == ("output-error", "interrupted"), seen
+    assert outcome["error"]["kind"] == "interrupted", (outcome, seen)
+    assert [pid_of(line) for line in ran(effects, "start", t)] == [stalled.pid], seen
+    assert [pid_of(line) for line in ran(effects, "end", t)] == [stalled.pid], seen
 
 
 async def test_a_stopped_worker_finishes_its_calls_first(

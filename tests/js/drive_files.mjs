@@ -86,8 +86,10 @@ async function agui(mod) {
     const events = [];
     let error = null;
     let runError = null;
+    const toolResults = [];
     const onEvent = ({ event }) => {
       events.push(event.type);
+      if (event.type === "TOOL_CALL_RESULT") toolResults.push(event);
       if (event.type === "RUN_ERROR") runError = { message: event.message, code: event.code ?? null };
     };
     try {
@@ -95,7 +97,7 @@ async function agui(mod) {
     } catch (e) {
       error = errText(e);
     }
-    runs.push({ events, error, runError });
+    runs.push({ events, error, runError, toolResults });
     if (error) break;
   }
   return { threadId: agent.threadId, runs, messages: agent.messages, statuses };

@@ -127,7 +127,7 @@ async def test_an_interrupted_idempotent_mcp_call_runs_again_on_resume(
             fresh.close()
             journal.close()
     assert [e.tool_name for e in rerun] == ["get-sum"]
-    assert results["log"].is_error and results["log"].content.startswith("Interrupted")
+    assert results["log"].is_error and results["log"].content.startswith("In doubt:")
 
 
 async def test_an_idempotent_tool_is_served_with_the_hint() -> None:

@@ -149,6 +149,25 @@ def test_agui_content_part_with_an_image(
     assert assistant_text(report) == "A red dot."
 
 
+def test_agui_a_part_the_server_cannot_use_is_skipped_and_the_model_told(
+    served: Server, replay: Any, tmp_path: Path
+) -> None:
+    """AG-UI's run-input rule, through the real @ag-ui/client 1.0: an ``audio/wav`` part
+    beside an image does not fail the run; the model gets the image and a line saying the
+    audio was not passed on."""
+    answer(replay)
+    wav = {"type": "audio", "source": {"type": "data", "value": "AAAA", "mimeType": "audio/wav"}}
+    content = [{"type": "text", "text": QUESTION}, AGUI_IMAGE, wav]
+    report = drive("agui1", served.url, [content], tmp_path)
+    assert report["runs"][0]["error"] is None, report
+    assert report["runs"][0]["events"][-1] == "RUN_FINISHED"
+    (sent,) = model_messages(replay)
+    assert sent["content"][0] == IMAGE_PART
+    text = sent["content"][1]["text"]
+    assert text.startswith(QUESTION + "\n[audio part 1 was not passed on: media type 'audio/wav'")
+    assert assistant_text(report) == "A red dot."
+
+
 def test_agui_hosted_image_goes_to_the_model_as_a_url(
     served: Server, replay: Any, tmp_path: Path
 ) -> None:

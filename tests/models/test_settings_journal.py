@@ -18,12 +18,7 @@ from callwright.durable._segment import SegmentSpec, continued_run
 from callwright.messages import UserMessage
 from callwright.models._retry import RetryPolicy
 from callwright.models.openai_responses import OpenAIResponsesModel
-from callwright.store import (
-    Answer,
-    SQLJournal,
-    open_journal,
-    recorder_for,
-)
+from callwright.store import Answer, SQLJournal, open_journal, recorder_for
 from models._responses import Stream
 
 FAST = RetryPolicy(max_attempts=1, base_delay=0.01)

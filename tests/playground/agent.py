@@ -9,10 +9,11 @@ saw. ``callwright run --agent tests/playground/agent.py:cli_agent`` loads it too
 from __future__ import annotations
 
 import asyncio
+import base64
 from pathlib import Path
 from typing import Any
 
-from callwright import Agent, Tool, ToolContext, tool
+from callwright import Agent, File, Tool, ToolContext, tool
 from callwright.demo import Sandbox, current_time, default_sandbox, demo_tools
 from callwright.messages import ToolResultMessage, UserMessage
 from callwright.models import ErrorPart, ModelRequest, ScriptedModel, call, think
@@ -45,6 +46,18 @@ async def deploy(env: str, ctx: ToolContext) -> dict[str, Any]:
     return {"env": env, "status": "deployed"}
 
 
+PNG = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4"
+    "2mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+)
+
+
+@tool
+def chart() -> list[Any]:
+    """Draw the chart."""
+    return ["Here is the chart", File(base64.b64decode(PNG), "image/png", filename="chart.png")]
+
+
 TURNS: dict[str, list[Any]] = {
     "ponder": [think("The user wants me to think first."), "I thought about it."],
     "hello": ["Hello! I am a scripted model and I stream my answer word by word."],
@@ -68,6 +81,7 @@ TURNS: dict[str, list[Any]] = {
     ],
     "long": [call("long_task", {}, id="call_long")],
     "deploy": [call("deploy", {"env": "staging"}, id="call_deploy")],
+    "chart": [call("chart", {}, id="call_chart")],
     "divide": [call("calculate", {"expression": "1 / 0"}, id="call_divide")],
     "research": [call("summarize", {"doc": "Paris trip"}, id="call_research")],
     "crash": [ErrorPart("the model provider failed", "model_error")],
@@ -129,7 +143,7 @@ def summarizer_script(request: ModelRequest) -> list[Any]:
 
 
 def make_agent(sandbox: Path) -> Agent:
-    tools = [*demo_tools(Sandbox(sandbox), step_seconds=0.3), long_task, deploy]
+    tools = [*demo_tools(Sandbox(sandbox), step_seconds=0.3), long_task, deploy, chart]
     agent = Agent(ScriptedModel(script, split_text=True), tools, cancel_grace=2)
     agent.toolbox.add(Tool.from_schema(SUMMARIZE))
     summarizer = Agent(ScriptedModel(summarizer_script, split_text=True), [current_time])

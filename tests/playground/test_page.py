@@ -17,6 +17,11 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
+PNG = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4"
+    "2mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+)
+
 HISTORY = """
 window.__history = [];
 new MutationObserver((records) => {
@@ -120,6 +125,20 @@ def test_partial_outputs_are_shown_as_they_come(page: Page) -> None:
     partials = [json.loads(text) for text in history(page, "partial-output", "call_deploy")]
     assert partials == [{"env": "staging", "stage": stage} for stage in (1, 2, 3)]
     expect(deploy.locator(".partial pre")).to_have_text(pretty({"env": "staging", "stage": 3}))
+    ready(page)
+    assert page.console_errors == []
+
+
+def test_a_tools_image_is_shown_in_its_card(page: Page) -> None:
+    send(page, "chart please")
+    chart = card(page, "call_chart")
+    expect(chart).to_have_attribute("data-state", "complete")
+    expect(chart.locator(".result pre")).to_have_text("Here is the chart\n[image/png chart.png]")
+    image = chart.locator("img.tool-file")
+    expect(image).to_have_attribute("alt", "chart.png")
+    assert image.get_attribute("src") == f"data:image/png;base64,{PNG}"
+    assert image.evaluate("img => img.complete && img.naturalWidth") == 1  # it decoded
+    expect(last_answer(page)).to_have_text("Done: chart=Here is the chart")
     ready(page)
     assert page.console_errors == []
 

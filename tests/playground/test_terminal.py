@@ -136,6 +136,15 @@ def test_a_sub_agents_calls_are_shown_under_the_delegating_call(sandbox: Path) -
     ]
 
 
+def test_a_tools_files_are_named_after_its_text(sandbox: Path) -> None:
+    out = run_without_terminal("chart please", sandbox)
+    assert out.splitlines() == [
+        "→ chart {}",
+        "← chart Here is the chart [image/png chart.png]",
+        "Done: chart=Here is the chart",
+    ]
+
+
 def test_tools_lists_an_agents_tools_with_their_schemas(sandbox: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "callwright.cli", "tools", "--agent", AGENT],

@@ -10,6 +10,8 @@ from types import ModuleType
 
 import pytest
 
+from conformance import conformance_check  # noqa: F401  (checks the module's streams)
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

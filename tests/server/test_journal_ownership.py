@@ -346,11 +346,17 @@ def test_concurrent_answers_to_one_approval_have_one_winner(
 def test_edited_arguments_apply_where_the_tool_allows_edits(
     served: tuple[str, SQLJournal],
 ) -> None:
-    url, _ = served
+    url, journal = served
     RAN.clear()
     interrupt = pause(url, "alice", "t-pay", "pay 500")
     done = frames(post(url, "alice", "t-pay", None, **resume(interrupt, arguments={"amount": 150})))
-    assert text_of(done) == "Done: paid 150" and RAN == ["pay 150"]
+    note = (
+        '[The user edited the arguments before running: proposed {"amount":500}, '
+        'ran {"amount":150}.] paid 150'
+    )
+    assert text_of(done) == f"Done: {note}" and RAN == ["pay 150"]
+    results = [m for m in journal.history("t-pay", "alice") if isinstance(m, ToolResultMessage)]
+    assert [m.content for m in results] == [note]  # a resumed thread shows the same
     interrupt = pause(url, "alice", "t-edit", "delete a.txt")
     edited = post(url, "alice", "t-edit", None, **resume(interrupt, arguments={"path": "/etc"}))
     refused(edited, 409, "arguments_changed")

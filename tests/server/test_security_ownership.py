@@ -256,7 +256,9 @@ def test_an_edit_is_applied_where_allowed_and_refused_elsewhere(
             http.post("/agui", json=agui_body("t_pay", paused["history"], resume=edited)).text
         )
     result = next(e for e in applied if e["type"] == "TOOL_CALL_RESULT")
-    assert result["content"] == "paid 7"
+    # the tool message the client keeps tells the model what it proposed and what ran
+    assert result["content"].startswith("[The user edited the arguments before running: ")
+    assert result["content"].endswith('ran {"amount":7}.] paid 7')
     assert RAN == ["pay 7"]
     if journal is not None:
         journal.close()

@@ -265,10 +265,10 @@ async def test_recovery_replays_completed_interrupts_started_reruns_idempotent(
     run2, rec2 = start_journaled(fresh, agent, "t", "r2", [], [])
     async for e in run2.events():
         rec2.record(e)
-    assert calls == ["retry"]  # a replayed, b interrupted, c run again
+    assert calls == ["retry"]  # a replayed, b in doubt, c run again
     results = {m.call_id: m for m in fresh.history("t") if isinstance(m, ToolResultMessage)}
     assert results["a"].content == "finished output"
-    assert results["b"].is_error and results["b"].content.startswith("Interrupted")
+    assert results["b"].is_error and results["b"].content.startswith("In doubt:")
     assert results["c"].content == "retried"
     assert fresh.run_status(journal_run) == "completed"
     fresh.close()

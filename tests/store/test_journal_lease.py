@@ -230,7 +230,7 @@ async def test_a_lease_that_lapsed_stops_the_runs_taken_from_it(
     assert ran == ["first"]
     assert len(b.events_after("r1", 0)) == frames
     ops = {op["call_id"]: op["status"] for op in b.operations(rec.segment.run_id)}
-    assert ops.get("f") == "started" and "s" not in ops
+    assert ops.get("f") == "in_doubt" and "s" not in ops  # started, never reported
 
 
 async def test_a_process_whose_lease_lapsed_takes_no_new_run_until_it_holds_it_again(

@@ -1,6 +1,6 @@
 """Recovery keeps history in order and true: results land after their call (before
 anything written later), a finished tool keeps its output, only a started one is
-"interrupted", and only runs whose owner is gone are settled."""
+in doubt, and only runs whose owner is gone are settled."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from callwright import Agent, begin_journaled, start_journaled, tool
+from callwright import Agent, InDoubt, begin_journaled, start_journaled, tool
 from callwright import events as ev
 from callwright.messages import AssistantMessage, ToolCallPart, ToolResultMessage, UserMessage
 from callwright.models import ScriptedModel, call
@@ -43,7 +43,7 @@ def test_results_go_after_their_call_and_before_what_came_later() -> None:
     results = settled[2:4]
     assert [(r.call_id, r.content) for r in results] == [  # type: ignore[union-attr]
         ("a", "one's output"),
-        ("b", "Interrupted: the server stopped while this tool was running; it was not run again."),
+        ("b", InDoubt().model_text()),
     ]
 
 

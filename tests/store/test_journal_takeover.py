@@ -12,10 +12,12 @@ journal works again once the server is back.
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import psycopg
 import pytest
 
 from _postgres import PostgresUrl
@@ -137,6 +139,79 @@ def test_a_claimed_owner_whose_claimer_died_can_be_claimed_again(
     assert second.claim("dead-1") is True
 
 
+def expire_lease(target: str, owner: str) -> None:
+    """Make the owner's lease look expired, as a stalled process's does (a client of the
+    test's own writes it)."""
+    sql = "UPDATE owners SET expires_at = 0 WHERE id = %s"
+    if target.startswith("postgresql://"):
+        with psycopg.connect(target, autocommit=True) as pg:
+            pg.execute(sql, (owner,))
+    else:
+        with sqlite3.connect(target, timeout=30) as lite:
+            lite.execute(sql.replace("%s", "?"), (owner,))
+
+
+def beat(journal: SQLJournal) -> None:
+    """One heartbeat of the journal, now, on its writer (as its heartbeat thread posts it)."""
+    waiter = threading.Thread(target=asyncio.run, args=(_beat(journal),))
+    waiter.start()
+    waiter.join(30)
+
+
+async def _beat(journal: SQLJournal) -> None:
+    done = journal.submit(journal._tick)
+    assert done is not None
+    await done
+
+
+def test_a_reopen_declined_by_a_renewed_lease_leaves_the_segment_to_take_later(
+    journals: Callable[..., SQLJournal], journal_target: str
+) -> None:
+    """The owner renews its lease between another process's claim and its reopen: the
+    reopen declines and the segment stays the owner's; when the owner dies later, the
+    segment is listed again (with its spec) and continued."""
+    owner = journals(owner_id="stalled", heartbeat_seconds=3600)
+    serving(owner)
+    owner.begin("t", "r1", [UserMessage("hi")], [], {}, spec='{"request_id": "r1"}')
+    heir = journals(owner_id="heir", settle_gone=False)
+    assert heir.orphans() == []  # its owner is live
+    expire_lease(journal_target, "stalled")
+    assert [(o.owner, o.request_id, o.spec) for o in heir.orphans()] == [
+        ("stalled", "r1", '{"request_id": "r1"}')
+    ]
+    assert heir.claim("stalled")
+    beat(owner)  # the stalled process wakes and renews its lease first
+    assert heir.reopen("r1", set()) is None
+    assert heir.orphans() == [] and heir.run_status(owner.snapshot()["segments"][0][1]) == "running"
+    owner.close()  # now it dies
+    [orphan] = heir.orphans()
+    assert (orphan.owner, orphan.request_id) == ("stalled", "r1")
+    assert heir.claim("stalled")
+    started = heir.reopen("r1", set())
+    assert started is not None and started.segment.request_id == "r1"
+    assert heir.orphans() == []  # its owner is the heir now, which is live
+
+
+def test_a_gone_owners_segment_without_spec_is_settled_not_continued(
+    journals: Callable[..., SQLJournal],
+) -> None:
+    """A segment begun with no spec (an older version's) cannot be continued: the heir
+    settles it as recovery would, and its thread takes requests again."""
+    gone = journals(owner_id="plain")
+    serving(gone)
+    started = gone.begin("t", "r1", [UserMessage("hi")], [], {})
+    gone.close()
+    heir = journals(owner_id="heir", settle_gone=False)
+    [orphan] = heir.orphans()
+    assert (orphan.owner, orphan.request_id, orphan.spec) == ("plain", "r1", "")
+    with pytest.raises(Rejected):  # not settled by the journal itself
+        heir.begin("t", "r2", [UserMessage("me?")], [], {})
+    assert heir.claim("plain") and heir.settle_orphan("r1")
+    assert heir.run_status(started.segment.run_id) == "interrupted"
+    assert heir.orphans() == [] and not heir.settle_orphan("r1")
+    heir.begin("t", "r3", [UserMessage("again")], [], {})
+
+
 calls: list[str] = []
 
 
@@ -217,7 +292,7 @@ async def test_reopen_continues_a_gone_owners_segment_here(
     assert started.next_operation == heir.next_operation(rec.segment.run_id)
     results = {m.call_id: m for m in started.history if isinstance(m, ToolResultMessage)}
     assert results["a"].content == "finished output" and not results["a"].is_error
-    assert results["b"].is_error and results["b"].content.startswith("Interrupted")
+    assert results["b"].is_error and results["b"].content.startswith("In doubt:")
     assert "c" not in results and "d" not in results  # run on resume
     assert heir.history("t") == started.history  # written, and kept running
     assert heir.run_status(rec.segment.run_id) == "running"

@@ -1,5 +1,5 @@
 """A real server process, SIGKILLed and restarted: paused runs complete, nothing runs
-twice, and a tool that was running when the process died is reported as interrupted.
+twice, and a tool that was running when the process died is reported in doubt.
 
 The 100-cycle version is ``python bench/kill_restart.py`` (RELIABILITY.md).
 """
@@ -45,7 +45,7 @@ def test_paused_runs_survive_sigkill(server: Any) -> None:
     )
 
 
-def test_a_tool_running_at_the_crash_is_reported_interrupted_not_rerun(server: Any) -> None:
+def test_a_tool_running_at_the_crash_is_reported_in_doubt_not_rerun(server: Any) -> None:
     import threading
 
     import httpx
@@ -65,7 +65,7 @@ def test_a_tool_running_at_the_crash_is_reported_interrupted_not_rerun(server: A
     server.start()
     events = kill_restart.post(server.url, "crash", None)
     text = "".join(e["delta"] for e in events if e["type"] == "TEXT_MESSAGE_CONTENT")
-    assert text.startswith("Done: Interrupted: the server stopped while this tool was running")
+    assert text.startswith("Done: In doubt: this call started but the server stopped")
     assert tool_log(server) == ["slow start job1"]  # not run again
 
 

@@ -33,6 +33,7 @@ from callwright.models import (
 )
 from callwright.server import create_app
 from callwright.store import SQLiteJournal
+from conformance import conformance_check  # noqa: F401  (checks the module's streams)
 from live_server import Server
 
 JS_DIR = Path(__file__).resolve().parents[1] / "js"
@@ -153,6 +154,10 @@ def _first_turn(scenario: str) -> list[Any]:
                 {"_reasoningForCall": "clean up", "path": "/tmp/report.txt"},
                 id=_id(),
             )
+        ],
+        "delete2": [
+            call("delete_file", {"path": "/tmp/a.txt"}, id=_id()),
+            call("delete_file", {"path": "/tmp/b.txt"}, id=_id()),
         ],
         "deploy": [call("deploy", {"env": "prod"}, id=_id())],
         "fail": [call("explode", {}, id=_id())],

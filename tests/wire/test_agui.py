@@ -13,8 +13,9 @@ from ag_ui.core import Event as AGUIEvent
 from ag_ui.core import RunAgentInput
 from pydantic import BaseModel, TypeAdapter
 
-from callwright.events import RunFinished
+from callwright.events import RunError, RunFinished, StepFinished
 from callwright.messages import AssistantMessage, SystemMessage, ToolResultMessage, UserMessage
+from callwright.usage import Usage
 from callwright.wire import WireError
 from callwright.wire.agui import AGUIEncoder, decode_request, wants_protocol_1
 
@@ -465,3 +466,60 @@ def test_a_tool_message_with_error_is_an_error_result() -> None:
         }
     )
     assert decoded.messages[-1] == ToolResultMessage("c1", "f", "gone", True)
+
+
+@pytest.mark.parametrize(
+    ("declared", "spoken"),
+    [("1.0.0", "1.0"), ("1.0", "1.0"), ("1.1", "1.1"), ("1.4.2", "1.1"), ("2.0", "1.1")],
+)
+def test_run_started_declares_the_version_spoken(
+    client: httpx.Client, declared: str, spoken: str
+) -> None:
+    """The newest version callwright speaks that the client's is not older than."""
+    events = run(client, {**body("chat"), "protocolVersion": declared})
+    assert events[0]["protocolVersion"] == spoken
+
+
+def test_run_started_declares_no_version_to_a_client_that_declared_none(
+    client: httpx.Client,
+) -> None:
+    events = run(client, body("chat", v1=False))
+    assert "protocolVersion" not in events[0]
+
+
+def test_run_error_carries_the_usage_of_the_turns_before_the_failure(
+    client: httpx.Client,
+) -> None:
+    """AG-UI 1.1's ``RUN_ERROR.usage``: what the finished steps cost (the scripted model
+    counts 10 in, 5 out per turn, the failed one included); none before any."""
+    crashed = run(client, body("crash"))
+    assert crashed[-1]["type"] == "RUN_ERROR"
+    assert crashed[-1]["usage"] == [{"inputTokens": 10, "outputTokens": 5, "totalTokens": 15}]
+    encoder = AGUIEncoder(protocol_version="1.1")
+    early = encoder.encode(RunError("refused", "model_error"))
+    assert "usage" not in json.loads(early[len(b"data: ") :])
+    spent = Usage(input_tokens=12, output_tokens=4, requests=1, reasoning_tokens=3)
+    encoder.encode(StepFinished(1, "m1", "tool-calls", spent))
+    frame = encoder.encode(RunError("the model provider failed", "model_error"))
+    payload = json.loads(frame[len(b"data: ") :])
+    assert payload["usage"] == [
+        {"inputTokens": 12, "outputTokens": 4, "totalTokens": 16, "reasoningTokens": 3}
+    ]
+
+
+def test_an_interrupt_asked_again_keeps_its_id(client: httpx.Client) -> None:
+    """A resume that answers one of two interrupts: the call still waiting is asked
+    again under the interrupt id the client already holds, and that id still works."""
+    user = {"id": "u1", "role": "user", "content": "delete2"}
+    first = run(client, body(messages=[user]))
+    a, b = first[-1]["outcome"]["interrupts"]
+    messages = history(first, user)
+    approve_a = [{"interruptId": a["id"], "status": "resolved", "payload": {"approved": True}}]
+    second = run(client, body(messages=messages, resume=approve_a))
+    (again,) = second[-1]["outcome"]["interrupts"]
+    assert again["id"] == b["id"]
+    assert again["toolCallId"] == b["toolCallId"]
+    messages = history(second, {"id": "u1", "role": "user", "content": "delete2"})
+    approve_b = [{"interruptId": b["id"], "status": "resolved", "payload": {"approved": True}}]
+    third = run(client, body(messages=[*history(first, user)[:2], *messages[1:]], resume=approve_b))
+    assert third[-1]["outcome"]["type"] == "success"

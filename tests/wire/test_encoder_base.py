@@ -209,3 +209,27 @@ def test_a_continued_ai_sdk_stream_closes_its_step_and_text() -> None:
     ]
     closing = AISDKEncoder().continue_after(frames)
     assert kinds(closing) == [("text-end", "t1"), ("finish-step", None)]
+
+
+def test_ai_7_retracts_a_half_model_turn_instead_of_closing_it() -> None:
+    """A dead process's step cut in its model turn is re-run by the continuing one: ai 7
+    gets ``reset-step`` (the half answer is dropped, not followed by the whole one)."""
+    dead = AISDKEncoder(version=7)
+    frames = [
+        dead.encode(e)
+        for e in (
+            RunStarted("r1", "t1"),
+            StepStarted(1, "m1"),
+            TextStart("m1", "t1"),
+            TextDelta("t1", "hal"),
+        )
+    ]
+    going_on = AISDKEncoder(version=7)
+    closing = going_on.continue_after(frames)
+    assert kinds(closing) == [("reset-step", None), ("finish-step", None)]
+    assert going_on.continue_after([*frames, *closing]) == []  # nothing left open
+    older = AISDKEncoder(version=6).continue_after(frames)
+    assert kinds(older) == [("text-end", "t1"), ("finish-step", None)]
+    # once the turn announced a call, the model is not asked again: closed, not retracted
+    called = [*frames, dead.encode(ToolCallStart("c1", "weather", "m1"))]
+    assert ("reset-step", None) not in kinds(AISDKEncoder(version=7).continue_after(called))

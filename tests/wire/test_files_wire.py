@@ -192,18 +192,10 @@ REFUSED = [
     (
         "agui",
         agui_body(
-            {"type": "audio", "source": {"type": "data", "value": "AAAA", "mimeType": "audio/wav"}}
+            {"type": "audio", "source": {"type": "data", "value": BIG, "mimeType": "audio/wav"}}
         ),
-        400,
-        "unsupported_media_type",
-    ),
-    (
-        "agui",
-        agui_body(
-            {"type": "image", "source": {"type": "file", "value": "file-abc", "provider": "openai"}}
-        ),
-        400,
-        "invalid_file",
+        413,
+        "file_too_large",
     ),
     (
         "agui",
@@ -221,6 +213,24 @@ REFUSED = [
     ),
     ("agui", agui_body({"type": "image"}), 400, "invalid_file"),
 ]
+
+
+# AG-UI: a well-formed part the server cannot use is skipped, and the model told so
+WAV = {"type": "audio", "source": {"type": "data", "value": "AAAA", "mimeType": "audio/wav"}}
+HANDLE = {"type": "image", "source": {"type": "file", "value": "file-abc", "provider": "openai"}}
+SKIPPED = [
+    (WAV, "[audio part 0 was not passed on: media type 'audio/wav' is not accepted"),
+    (HANDLE, "[image part 0 was not passed on: provider file handles are not accepted"),
+]
+
+
+@pytest.mark.parametrize(("part", "note"), SKIPPED)
+def test_agui_skips_a_part_it_cannot_use_and_says_so(part: dict[str, Any], note: str) -> None:
+    png = {"type": "image", "source": {"type": "data", "value": PNG, "mimeType": "image/png"}}
+    sent = user(agui.decode_request(agui_body(part, png)).messages)
+    assert sent.files == [FilePart("image/png", data=PNG)]
+    first, second = sent.content.split("\n")
+    assert first == "What is this?" and second.startswith(note), sent.content
 
 
 @pytest.mark.parametrize(("wire", "body", "status", "code"), REFUSED)
@@ -289,6 +299,16 @@ def test_the_model_is_sent_the_files(scripted: tuple[Server, ScriptedModel], wir
     sent = user(model.requests[0].messages)
     assert sent.content == "What is this?" and sent.files == [DOT]
     assert base64.b64decode(sent.files[0].data or "").startswith(b"\x89PNG")
+
+
+def test_a_skipped_part_does_not_fail_the_run(scripted: tuple[Server, ScriptedModel]) -> None:
+    server, model = scripted
+    with httpx.stream("POST", server.url + "/agui", json=agui_body(WAV), timeout=30) as response:
+        assert response.status_code == 200
+        response.read()
+    sent = user(model.requests[0].messages)
+    assert sent.files == [] and "[audio part 0 was not passed on" in sent.content
+    assert b'"RUN_FINISHED"' in response.content
 
 
 @pytest.mark.parametrize("wire", ["ai", "agui"])

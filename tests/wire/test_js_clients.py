@@ -252,7 +252,12 @@ class TestAGUIClients:
         ("name", "answer"),
         [
             ("approve", "Done: delete_file=deleted /tmp/report.txt"),
-            ("approve_edit", "Done: delete_file=deleted /tmp/other.txt"),
+            (  # the model is told what it proposed and what ran
+                "approve_edit",
+                "Done: delete_file=[The user edited the arguments before running: proposed "
+                '{"path":"/tmp/report.txt"}, ran {"path":"/tmp/other.txt"}.] '
+                "deleted /tmp/other.txt",
+            ),
             ("deny", "Done: delete_file=Tool call denied: not today (error)"),
         ],
     )

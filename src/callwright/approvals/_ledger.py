@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Protocol
+from typing import Any, Protocol
 
 from ._records import IssuedApproval
 
@@ -15,6 +15,11 @@ class ApprovalLedger(Protocol):
 
     def redeem(self, approval_id: str) -> IssuedApproval | None:
         """The approval, forgotten as it is returned (so it is honoured once)."""
+        ...
+
+    def open_id(self, approval: IssuedApproval) -> str | None:
+        """The id of the open approval for the same call (principal, thread, tool and
+        arguments), if one is open: a call asked again keeps its interrupt's id."""
         ...
 
 
@@ -51,5 +56,18 @@ class MemoryApprovalLedger:
                 del self._owned[approval.owner]
         return approval
 
+    def open_id(self, approval: IssuedApproval) -> str | None:
+        """Looks among the owner's open approvals only (at most ``per_owner``)."""
+        for approval_id in self._owned.get(approval.owner, ()):
+            if _same(self._open[approval_id], approval):
+                return approval_id
+        return None
+
     def __len__(self) -> int:
         return len(self._open)
+
+
+def _same(open_: IssuedApproval, asked: IssuedApproval) -> bool:
+    fields: tuple[Any, ...] = (asked.call_id, asked.tool_name, asked.principal, asked.thread_id)
+    ours = (open_.call_id, open_.tool_name, open_.principal, open_.thread_id)
+    return open_.request is None and ours == fields and open_.arguments == asked.arguments

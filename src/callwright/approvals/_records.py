@@ -7,6 +7,7 @@ arguments), and whose it is (principal and thread). What a client sends back is 
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -22,6 +23,12 @@ if TYPE_CHECKING:
 ApprovalIds = Callable[[str, str, dict[str, Any]], str]
 """``approval_ids(call_id, tool_name, arguments)``: the id of an approval a run asks for
 (a signed one, see ``SignedVerifier``); by default ids are random."""
+
+
+def new_approval_id() -> str:
+    """Unguessable, and distinct from the call id (the AI SDK keys approvals by it)."""
+    return "apr_" + secrets.token_urlsafe(18)
+
 
 EditValidator = Callable[[dict[str, Any]], Any]
 """A tool's argument validator (``Tool.validate``): raises on arguments it refuses."""

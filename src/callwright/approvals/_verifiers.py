@@ -27,7 +27,7 @@ from ..call import Decision
 from ..elicitation import InputAnswer
 from ..messages import Message, ToolCallPart
 from ._ledger import ApprovalLedger
-from ._records import ApprovalClaim, ApprovalIds, Asked, IssuedApproval
+from ._records import ApprovalClaim, ApprovalIds, Asked, IssuedApproval, new_approval_id
 from ._rules import answer_of, checked_edit, last_calls, same_call
 
 if TYPE_CHECKING:
@@ -77,8 +77,15 @@ class LedgerVerifier:
     def issue(self, approval_id: str, approval: IssuedApproval) -> None:
         self.ledger.issue(approval_id, approval)
 
-    def approval_ids(self, principal: str | None, thread_id: str | None) -> ApprovalIds | None:
-        return None
+    def approval_ids(self, principal: str | None, thread_id: str | None) -> ApprovalIds:
+        """A call asked again while its approval is still open (a resume that answered
+        only some of a step's approvals) keeps that approval's id; others get new ones."""
+
+        def approval_id(call_id: str, tool_name: str, arguments: dict[str, Any]) -> str:
+            asked = IssuedApproval(call_id, tool_name, arguments, principal, thread_id)
+            return self.ledger.open_id(asked) or new_approval_id()
+
+        return approval_id
 
     def verify(self, claims: Sequence[ApprovalClaim], asked: Asked) -> Decisions:
         """All or nothing: when any claim is refused, the approvals already redeemed are

@@ -172,7 +172,7 @@ class RunArtifacts:
             "expiresAt": info.expires_at,
         }
         content = {"artifact": reference, "preview": model_text}
-        return ToolResult(content, result.details, model_text, reference)
+        return ToolResult(content, result.details, model_text, reference, result.files)
 
     def _put(self, info: ArtifactInfo, data: bytes, now: float) -> None:
         store = self.config.the_store()
@@ -197,7 +197,7 @@ def _cut(result: ToolResult, info: ArtifactInfo, data: bytes, config: Artifacts)
         "artifacts. Its beginning and end follow.]\n"
     )
     text = header + preview(data, config.preview - len(header))
-    return ToolResult({"preview": text}, result.details, text)
+    return ToolResult({"preview": text}, result.details, text, files=result.files)
 
 
 def preview(data: bytes, budget: int) -> str:

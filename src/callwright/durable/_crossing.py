@@ -11,9 +11,11 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
+from .._tool_files import file_from_dict, file_to_dict
 from ..call import (
     Cancelled,
     Denied,
+    InDoubt,
     Interrupted,
     InvalidArgs,
     Skipped,
@@ -76,10 +78,9 @@ def worker_version() -> str:
     """The DBOS application version of tool workers, apart from the replicas'.
 
     DBOS dequeues a workflow only on executors of its application version, and every
-    process also serves DBOS's internal queue, where recovered workflows go. With a
-    version of their own, workers never take a replica's recovered segment (which only
-    a replica can continue) and replicas never take a tool call; the web side enqueues
-    calls with this version. It changes with this package's worker code, as DBOS's own
+    process also serves DBOS's internal queue. With a version of their own, replicas
+    never take a tool call, whatever queue it is on; the web side enqueues calls with
+    this version. It changes with this package's worker code, as DBOS's own
     version changes with workflow code: a worker only resumes calls of its own code.
     """
     digest = hashlib.md5(usedforsecurity=False)
@@ -111,6 +112,7 @@ _KINDS: dict[str, Callable[[dict[str, Any]], ToolError]] = {
     "invalid-args": lambda e: InvalidArgs(e["message"]),
     "cancelled": lambda e: Cancelled(e["message"]),
     "interrupted": lambda e: Interrupted(e["message"]),
+    "in-doubt": lambda e: InDoubt(e["message"]),
     "denied": lambda e: Denied(e["message"]),
     "skipped": lambda e: Skipped(e["message"]),
     "timed-out": lambda e: TimedOut(float(e.get("seconds") or 0)),
@@ -157,7 +159,10 @@ def error_from_payload(payload: dict[str, Any]) -> ToolError:
 
 
 def result_payload(result: ToolResult) -> dict[str, Any]:
-    return {"ok": {"content": result.content, "details": result.details, "text": result.text}}
+    ok = {"content": result.content, "details": result.details, "text": result.text}
+    if result.files:
+        ok["files"] = [file_to_dict(f) for f in result.files]
+    return {"ok": ok}
 
 
 def question_payload(request: InputRequest) -> dict[str, Any]:
@@ -197,4 +202,5 @@ def outcome(payload: dict[str, Any]) -> ToolResult:
     if "error" in payload:
         raise error_from_payload(payload["error"])
     ok = payload["ok"]
-    return ToolResult(ok["content"], ok.get("details"), ok.get("text"))
+    files = [file_from_dict(f) for f in ok.get("files", ())]
+    return ToolResult(ok["content"], ok.get("details"), ok.get("text"), files=files)

@@ -1,22 +1,21 @@
-"""``DurableRuntime``: DBOS in a web replica — segments as workflows, and taking over the
-workflows of a process that died for good.
+"""``DurableRuntime``: a web replica that continues the runs of processes that died.
 
-DBOS recovers a workflow on the executor that owned it when that executor starts
-again with the same id. A replica that never comes back needs another live process
-to take its work over; DBOS leaves the choice of that process to the deployment
-(its own recovery API, ``_recover_pending_workflows``, is what its admin endpoint
-and its hosted control plane call). Here the choice is the run journal's: each
-process's executor id is its journal owner id, whose lease its heartbeat renews;
-the watch loop asks the journal for owners that are gone with segments still
-running, ``claim`` lets exactly one live process win each, and the winner asks
-DBOS to recover that executor's workflows, which continue the segments
-(``_segment``). No second scheduler decides anything.
+One mechanism decides who continues a dead process's segments: the run journal. Each
+process's executor id is its journal owner id, whose lease its heartbeat renews; each
+segment's row holds its ``SegmentSpec``, written in the transaction that begins it.
+The watch loop asks the journal for the running segments whose owner is gone
+(``orphans``), ``claim`` lets exactly one live process win each gone owner, and the
+winner continues its segments itself (``reopen``, then ``_segment.continued_run`` and
+``drive``). DBOS keeps what the journal does not: the tool workers' queue and streams
+(``_workers``, ``_worker``), through its public API only.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime
+import functools
 import gc
 import inspect
 import logging
@@ -28,10 +27,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from dbos import DBOS
-from sqlalchemy.exc import DBAPIError
 
-from ..store import Journal, Started, database_errors
-from ._rows import WORKFLOW_NAME, WorkflowRows, prune
+from ..store import Journal, Orphan, Started, database_errors
+from ._crossing import TOOL_WORKFLOW, request_of
 from ._segment import SegmentSpec, continued_run, drive
 from ._workers import is_proxy
 
@@ -52,21 +50,23 @@ def new_executor_id() -> str:
 
 
 KEEP_WORKFLOWS_SECONDS = 3600.0
-"""How long an ended workflow's rows stay in DBOS's tables."""
+"""How long an ended tool call's workflow rows stay in DBOS's tables."""
 
 REOPEN_ATTEMPTS = 8
-"""How often a recovered segment tries to take its run over before its workflow fails."""
+"""How often a continued segment tries to take its run over in one watch tick (the next
+tick tries again while the segment is still the gone owner's)."""
 
 _runtime: DurableRuntime | None = None
-"""The process's runtime: DBOS is one per process, and so are its workflows' hosts."""
+"""The process's runtime: DBOS is one per process."""
 
 
 class DurableRuntime:
-    """Runs an agent's segments as DBOS workflows on one Postgres shared by replicas.
+    """Continues the segments of replicas that died, on one Postgres shared by replicas.
 
     Create it with the journal (opened with ``owner_id=executor_id`` and
     ``settle_gone=False``) and give it to ``Endpoints(durable=...)``; the endpoints'
-    lifespan launches and closes it.
+    lifespan launches and closes it, and give each request's segment a ``SegmentSpec``
+    (``Journal.begin(spec=...)``) so that another replica can continue it.
     """
 
     def __init__(
@@ -94,20 +94,22 @@ class DurableRuntime:
         again under load: 15 to 20 % of a replica's CPU at 1,000 concurrent runs. Off
         for an application that relies on the collector freeing cycles made before."""
         self.keep_workflows = keep_workflows
-        """Seconds an ended segment's or tool call's workflow rows are kept before the
-        watch loop deletes them (a few hundred bytes and a row in each of DBOS's indexes
-        per workflow; DBOS itself deletes nothing). A tool call's are kept while the
-        journal has a call of its run planned or started: a segment continued later makes
-        the call again and takes the result from its workflow."""
+        """Seconds an ended tool call's workflow rows are kept before the watch loop
+        deletes them (a few hundred bytes and a row in each of DBOS's indexes per
+        workflow; DBOS itself deletes nothing). They are kept while the journal has a
+        call of its run planned or started: a segment continued later makes the call
+        again and takes the result from its workflow."""
         self.deps_factory = deps_factory
         """``deps_factory(None, principal)`` (sync or async): the deps of a run this process
         continues for another (no request here, only the principal the journal kept), so
         that a run has the same deps on every replica. ``Endpoints`` hands over its own
         ``deps_factory`` when this is None. None: the agent's own deps."""
         self._next_prune = 0.0
-        self._local: dict[str, str] = {}
-        """Request ids of the segments this process streams, with their rows' owner tokens."""
-        self._rows = WorkflowRows()
+        self._carrying: dict[str, asyncio.Task[str]] = {}
+        """The segments this process continues for gone owners, by request id."""
+        self._own_looked = False
+        """Whether the watch looked for segments left under this process's own id (a
+        former process with the same executor id): once, at the first tick."""
         self._watch: asyncio.Task[None] | None = None
         self.recovered: list[str] = []
         """Executor ids this process took over (for logs and tests)."""
@@ -118,8 +120,9 @@ class DurableRuntime:
     # --- lifecycle -------------------------------------------------------------------
 
     def launch(self) -> None:
-        """Start DBOS (which recovers this executor's own unfinished workflows) and the
-        watch for gone processes. Call it on the serving event loop."""
+        """Start DBOS (for pruning the tool workers' workflows; the replica listens to no
+        queue) and the watch for gone processes, which first continues the segments a
+        former process with this executor id left. Call it on the serving event loop."""
         global _runtime
         if _runtime is not None and _runtime is not self:
             raise RuntimeError("one DurableRuntime per process (DBOS is one per process)")
@@ -137,59 +140,36 @@ class DurableRuntime:
         if self.freeze_heap:
             gc.collect()
             gc.freeze()
-        self._rows.start()
         self._watch = asyncio.get_running_loop().create_task(self._watch_gone())
         self.launched = True
 
     async def close(self) -> None:
+        """Stop the watch and the segments continued here (each is settled as
+        interrupted, as a request's stream is when the server stops)."""
         global _runtime
         self.launched = False
         if self._watch is not None:
             self._watch.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._watch
-        await self._rows.close()
+        carrying = list(self._carrying.values())
+        for task in carrying:
+            task.cancel()
+        await asyncio.gather(*carrying, return_exceptions=True)
         DBOS.destroy(destroy_registry=False)
         _runtime = None
 
-    # --- a request's segment ---------------------------------------------------------
-
-    async def begin(self, spec: SegmentSpec) -> bool:
-        """Record the segment as a PENDING workflow of this executor before it runs (the
-        request's stream runs it and calls ``finished``). False when this process
-        already runs a segment of that request id (the journal refuses the request).
-        A database that cannot be reached raises what the journal's would (one of
-        ``database_errors()``), which the server answers with 503 ``journal_unavailable``."""
-        if spec.request_id in self._local:
-            return False
-        self._local[spec.request_id] = ""
-        try:
-            self._local[spec.request_id] = await self._rows.record(spec)
-        except DBAPIError as exc:  # the database is down: the driver's error, as the journal's
-            self._local.pop(spec.request_id, None)
-            if isinstance(exc.orig, database_errors()):
-                raise exc.orig from None
-            raise
-        except BaseException:
-            self._local.pop(spec.request_id, None)
-            raise
-        return True
-
-    def finished(self, request_id: str, status: str | None) -> None:
-        owner = self._local.pop(request_id, None)
-        if owner:
-            self._rows.end(f"seg:{request_id}", owner)
+    # --- continuing a gone process's segment -----------------------------------------
 
     async def carry(self, spec: SegmentSpec) -> str:
-        """The workflow's body where DBOS runs it: recovery, here or in another process
-        (a segment streamed here has a row but is not run by DBOS)."""
-        if spec.request_id in self._local:
-            return "streamed here"
+        """Continue the segment here from the journal, to its end. Returns its status, or
+        why it was not continued (the journal declined: its owner is live after all, or
+        it is no longer running)."""
         # a call on a worker may be made again: it attaches to the worker's (``_workers``)
         idempotent = {t.name for t in self.agent.toolbox if t.idempotent or is_proxy(t)}
-        started = await self._reopen(spec.request_id, idempotent)
+        started = await self._reopen(spec.request_id, spec.principal, idempotent)
         if started is None:
-            return "finished elsewhere"
+            return "declined"
         log.info("continuing run %s of thread %s", spec.request_id, spec.thread_id)
         try:
             deps = await self._deps(started.segment.principal or None)
@@ -205,12 +185,15 @@ class DurableRuntime:
         deps = self.deps_factory(None, principal)
         return await deps if inspect.isawaitable(deps) else deps
 
-    async def _reopen(self, request_id: str, idempotent: set[str]) -> Started | None:
+    async def _reopen(
+        self, request_id: str, principal: str, idempotent: set[str]
+    ) -> Started | None:
         """``Journal.reopen``, tried again while the database refuses it (a deadlock
-        aborted by Postgres, a restart): the segment must not stay running unowned."""
+        aborted by Postgres, a restart); the next watch tick tries again after that."""
+        reopen = functools.partial(self.journal.reopen, principal=principal)
         for attempt in range(REOPEN_ATTEMPTS):
             try:
-                return await self._write(self.journal.reopen, request_id, idempotent)
+                return await self._write(reopen, request_id, idempotent)
             except database_errors():
                 if attempt == REOPEN_ATTEMPTS - 1:
                     raise
@@ -221,22 +204,67 @@ class DurableRuntime:
     # --- taking over gone processes --------------------------------------------------
 
     async def take_over(self) -> list[str]:
-        """Claim the gone owners' work and have DBOS recover it here. Returns their ids."""
-        taken: list[str] = []
-        for owner in await asyncio.to_thread(self.journal.gone_owners):
-            if owner == self.executor_id:
-                continue
+        """Claim the gone owners of orphaned segments and continue the segments of those
+        this process wins (in tasks of their own). Returns the owners won this time."""
+        own = not self._own_looked
+        orphans = await asyncio.to_thread(functools.partial(self.journal.orphans, own=own))
+        self._own_looked = True
+        won: list[str] = []
+        for owner in sorted({o.owner for o in orphans} - {self.executor_id}):
             if await self._write(self.journal.claim, owner):
-                log.warning("taking over the workflows of gone executor %s", owner)
-                # it re-enqueues them (database writes): off the loop, like the journal's
-                await asyncio.to_thread(DBOS._recover_pending_workflows, [owner])
-                taken.append(owner)
+                won.append(owner)
+        for orphan in orphans:
+            if orphan.owner in won or orphan.owner == self.executor_id:
+                self._continue(orphan)
+        taken = [owner for owner in won if owner not in self.recovered]
+        for owner in taken:
+            log.warning("taking over the runs of gone executor %s", owner)
         self.recovered.extend(taken)
-        return taken
+        return won
+
+    def _continue(self, orphan: Orphan) -> None:
+        """Continue the orphan in a task, unless this process already does; settle it
+        when it has no spec this version can read (nothing could continue it)."""
+        if orphan.request_id in self._carrying:
+            return
+        loop = asyncio.get_running_loop()
+        try:
+            spec = SegmentSpec.from_json(orphan.spec)
+        except ValueError:
+            task = loop.create_task(self._settled(orphan))
+        else:
+            task = loop.create_task(self._carried(spec))
+        self._carrying[orphan.request_id] = task
+
+    async def _settled(self, orphan: Orphan) -> str:
+        try:
+            settle = functools.partial(self.journal.settle_orphan, principal=orphan.principal)
+            if await self._write(settle, orphan.request_id):
+                log.warning(
+                    "run %s has no spec to continue it (begun by an older version?): "
+                    "settled as interrupted; the next request on its thread resumes it",
+                    orphan.request_id,
+                )
+                return "interrupted"
+            return "declined"
+        except Exception:
+            log.warning("could not settle run %s", orphan.request_id, exc_info=True)
+            return "failed"
+        finally:
+            self._carrying.pop(orphan.request_id, None)
+
+    async def _carried(self, spec: SegmentSpec) -> str:
+        try:
+            return await self.carry(spec)
+        except Exception:
+            log.warning("could not continue run %s", spec.request_id, exc_info=True)
+            return "failed"
+        finally:
+            self._carrying.pop(spec.request_id, None)
 
     async def prune(self) -> int:
-        """Delete the workflow rows of segments and tool calls that ended more than
-        ``keep_workflows`` ago (a batch at a time); returns how many."""
+        """Delete the workflow rows of tool calls that ended more than ``keep_workflows``
+        ago (a batch at a time); returns how many."""
         before = time.time() - self.keep_workflows
         return await asyncio.to_thread(prune, before, self.journal.with_open_calls)
 
@@ -260,9 +288,27 @@ class DurableRuntime:
         return await submitted
 
 
-@DBOS.workflow(name=WORKFLOW_NAME)
-async def segment_workflow(spec: dict[str, Any]) -> str:
-    """One run segment (see ``_segment``)."""
-    if _runtime is None:
-        raise RuntimeError("no DurableRuntime launched in this process")
-    return await _runtime.carry(SegmentSpec(**spec))
+def prune(
+    ended_before: float,
+    with_open_calls: Callable[[list[str]], set[str]],
+    limit: int = 1000,
+) -> int:
+    """Delete up to ``limit`` tool workflows that ended before ``ended_before`` (a Unix
+    time); returns how many. One is kept while its segment's run has a call planned or
+    started (the journal's ``with_open_calls``): a continued segment makes the call once
+    more and reads the result from the workflow. DBOS itself keeps every row it is given."""
+    ended = datetime.datetime.fromtimestamp(ended_before, datetime.UTC).isoformat()
+    tools = DBOS.list_workflows(
+        name=TOOL_WORKFLOW,
+        status=["SUCCESS", "ERROR", "CANCELLED"],
+        completed_before=ended,
+        limit=limit,
+        load_input=False,
+        load_output=False,
+    )
+    requests = {row.workflow_id: request_of(row.workflow_id) for row in tools}
+    still = with_open_calls(sorted(set(requests.values())))
+    done = [workflow for workflow, request in requests.items() if request not in still]
+    if done:
+        DBOS.delete_workflows(done)
+    return len(done)

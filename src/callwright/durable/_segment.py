@@ -1,41 +1,40 @@
-"""A run segment as a DBOS workflow: what keeps a run moving when its process dies.
+"""A run segment continued by another process: what keeps a run moving when its process dies.
 
 The segment's work is journaled by the run journal (operations before and after
-each tool, a commit at each step's end, the frames for replay), so the workflow
-adds what the journal alone cannot: a record, in DBOS, that the segment must be
-driven to its end, and an executor that owns it. While the process that took the
-request is alive, DBOS runs nothing: the request's stream runs the segment, as
-without DBOS, and the workflow is only its row, PENDING until the stream ends
-(``_rows`` writes those rows in batches). When DBOS recovers the workflow elsewhere,
-its body continues the segment from the journal (``Journal.reopen``): the completed
-steps and tool results are read back, never re-run; a tool that had started is
-reported interrupted unless it is idempotent; the run then goes on headless,
-appending to the same event log, which any replica's ``GET /runs/{id}/events?after=N`` follows.
+each tool, a commit at each step's end, the frames for replay), and the segment's row
+holds its ``SegmentSpec`` (the request's wire, front-end tools and forwarded props),
+written in the transaction that begins it. While the process that took the request is
+alive, the request's stream runs the segment. When that process is gone, the process
+that wins its claim (``_engine``) continues the segment from the journal
+(``Journal.reopen``): the completed steps and tool results are read back, never
+re-run; a tool that had started is in doubt unless it is idempotent (the resumed run asks its
+``reconcile`` hook and reports the outcome); the
+run then goes on headless, appending to the same event log, which any replica's
+``GET /runs/{id}/events?after=N`` follows.
 
-Why the segment's model turns and tool calls are journal operations and not DBOS
-steps: a recovered segment continues from what the journal committed, and a
-workflow's step ids must replay in the same order on recovery, which a run that
-streams tool progress in parallel cannot promise. The journal's operation rows
-keep the step guarantee (a result is read back, a started call is not re-run
-unless idempotent) without that constraint. For the same reason a run's frames go to
-the journal's event log rather than a DBOS stream: each chunk is written in the same
-transaction as the operation rows it precedes (a tool's ``started`` row with the frames
-before it), so a reader on another replica never sees a tool begin that the journal
-does not know of. (Tool workers, whose progress has no such row, use a DBOS stream.)
+Why the journal and not DBOS workflows: a continued segment resumes from what the
+journal committed, and a workflow's step ids must replay in the same order on
+recovery, which a run that streams tool progress in parallel cannot promise. The
+journal's operation rows keep the step guarantee (a result is read back, a started call
+is not re-run unless idempotent) without that constraint. For the same reason a run's
+frames go to the journal's event log rather than a DBOS stream: each chunk is written in
+the same transaction as the operation rows it precedes (a tool's ``started`` row with
+the frames before it), so a reader on another replica never sees a tool begin that the
+journal does not know of. (Tool workers, whose progress has no such row, use a DBOS
+stream.)
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._journaled import journaled_run
 from .._run_start import RunStart
-from ..call import Interrupted
-from ..events import Event, RunStarted, ToolCallResult
-from ..messages import AssistantMessage, ToolResultMessage
+from ..events import Event, RunStarted
 from ..store import Journal, Started, recorder_for
 from ..tool import Tool
 from ..wire import agui, aisdk
@@ -52,11 +51,12 @@ Protocol = Literal["agui", "aisdk"]
 
 @dataclass(slots=True)
 class SegmentSpec:
-    """What another process needs to continue a segment: plain data (DBOS stores it
-    as the workflow's input). The journal holds everything else."""
+    """What another process needs to continue a segment: plain data, stored as JSON in
+    the segment's journal row (``Journal.begin(spec=...)``). The journal holds
+    everything else."""
 
     request_id: str
-    """The segment's request id: the workflow id is ``seg:<request_id>``."""
+    """The segment's request id."""
     thread_id: str
     """The thread the segment runs in."""
     principal: str = ""
@@ -65,6 +65,8 @@ class SegmentSpec:
     """Which wire the segment's frames are encoded for."""
     protocol_1: bool = True
     """AG-UI: whether the client speaks protocol 1.0."""
+    protocol_version: str | None = None
+    """AG-UI: the version declared on ``RUN_STARTED`` (None: the client declared none)."""
     ai_version: int = 6
     """AI SDK: the ``ai`` major version of the client."""
     message_id: str | None = None
@@ -76,9 +78,19 @@ class SegmentSpec:
     forwarded_props: dict[str, Any] = field(default_factory=dict)
     """AG-UI ``forwardedProps`` of the request."""
 
-    @property
-    def workflow_id(self) -> str:
-        return f"seg:{self.request_id}"
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str) -> SegmentSpec:
+        """The spec a ``to_json`` wrote (fields a newer version added are left out);
+        ``ValueError`` for text that is not one."""
+        try:
+            data = json.loads(text)
+            known = {f.name for f in fields(cls)}
+            return cls(**{k: v for k, v in data.items() if k in known})
+        except (TypeError, AttributeError, json.JSONDecodeError) as exc:
+            raise ValueError(f"not a segment spec ({type(exc).__name__})") from None
 
     def encoder(self) -> SSEEncoder:
         """A fresh encoder for the segment's wire (the server's, with paths cut)."""
@@ -86,7 +98,9 @@ class SegmentSpec:
             return aisdk.AISDKEncoder(
                 version=self.ai_version, message_id=self.message_id, strip_paths=True
             )
-        return agui.AGUIEncoder(protocol_1=self.protocol_1, strip_paths=True)
+        return agui.AGUIEncoder(
+            protocol_1=self.protocol_1, protocol_version=self.protocol_version, strip_paths=True
+        )
 
     def tools(self) -> list[Tool]:
         return client_tools_from(self.client_tools, "the segment's tools")
@@ -109,7 +123,11 @@ def spec_of_encoder(encoder: SSEEncoder) -> dict[str, Any]:
             "message_id": encoder.message_id,
         }
     assert isinstance(encoder, agui.AGUIEncoder)
-    return {"protocol": "agui", "protocol_1": encoder.protocol_1}
+    return {
+        "protocol": "agui",
+        "protocol_1": encoder.protocol_1,
+        "protocol_version": encoder.protocol_version,
+    }
 
 
 def tool_definitions(tools: list[Tool]) -> list[dict[str, Any]]:
@@ -126,26 +144,6 @@ def continued_run(
     (``deps``: what ``deps_factory(None, principal)`` made; None: the agent's own): the
     journal's start over what the spec kept of the request, as a new segment's is."""
     return journaled_run(agent, started, spec.request(), deps)
-
-
-def interrupted_results(started: Started) -> list[ToolCallResult]:
-    """The results ``reopen`` gave the calls the dead process had started: a reader of the
-    stream saw those calls begin and must see them end."""
-    history = started.history
-    last = max((i for i, m in enumerate(history) if isinstance(m, AssistantMessage)), default=-1)
-    text = Interrupted().model_text()
-    return [
-        ToolCallResult(
-            m.call_id,
-            m.tool_name,
-            "output-error",
-            content=m.content,
-            error=m.content,
-            error_kind=Interrupted.kind,
-        )
-        for m in history[last + 1 :]
-        if isinstance(m, ToolResultMessage) and m.is_error and m.content == text
-    ]
 
 
 def _closing(journal: Journal, spec: SegmentSpec, encoder: SSEEncoder) -> list[bytes]:
@@ -175,8 +173,6 @@ async def drive(journal: Journal, run: Run[Any, Any], started: Started, spec: Se
     try:
         for frame in closing:
             recorder.record_frame(frame)
-        for result in interrupted_results(started):
-            await record(result)
         async for event in run.events():
             await record(event)
     finally:

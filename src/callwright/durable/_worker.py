@@ -7,11 +7,20 @@ call the web side gave up on never runs). A worker that dies mid-tool leaves the
 PENDING with that mark recorded; when it is recovered (by a live worker's
 ``take_over``, on a restart with the same executor id, or by ``recover_executor``),
 the replayed mark says the tool had started, and the tool step answers
-``Interrupted`` instead of running the tool again, unless the worker's tool is
-idempotent.
+``InDoubt`` (or what its ``reconcile`` hook says) instead of running the tool again,
+unless the worker's tool is idempotent.
+
+Recovery uses DBOS's public API only: the gone worker's PENDING calls are listed
+(``DBOS.list_workflows``) and resumed on the tools queue (``DBOS.resume_workflow``),
+which hands each to whichever live worker dequeues it. Resuming clears the workflow's
+owner token and the dequeuing worker writes its own, and DBOS records a step or an
+outcome only for the token that owns the workflow: a worker that was only stalled past
+its lease (not dead) and finishes the tool later has its result refused by DBOS (which
+logs it and waits for the owner's outcome), so a call another worker has taken is
+finished and reported once.
 
 Workers run under a DBOS application version of their own (``_crossing.worker_version``)
-so that they and the replicas never take each other's work from DBOS's internal queue.
+so that a replica never takes a tool call from any of DBOS's queues.
 """
 
 from __future__ import annotations
@@ -31,11 +40,11 @@ from typing import TYPE_CHECKING, Any
 
 from dbos import DBOS
 
-from ..call import Cancelled, Interrupted, ToolError, ToolNotFound
+from ..call import Cancelled, InDoubt, ToolError, ToolNotFound, idempotency_key
 from ..context import CancelToken, RunScope, ToolContext
 from ..elicitation import InputRequired
 from ..state import RunState
-from ..tool import Tool, as_result
+from ..tool import Tool, as_result, reconciled
 from ..usage import Usage
 from ._crossing import (
     DEFAULT_CONCURRENCY,
@@ -130,7 +139,7 @@ async def _outcome(request: dict[str, Any], first: bool) -> dict[str, Any]:
     if tool is None or executor is None:
         return error_payload(ToolNotFound(request["name"], toolbox.names))
     if not first and not tool.idempotent:
-        return error_payload(Interrupted())
+        return await _in_doubt(tool, request)
     try:
         validated = tool.validate(request["arguments"])
     except ToolError as exc:
@@ -154,6 +163,9 @@ async def _run_tool(
         stream.update,
         scope=dict(request.get("scope") or {}),
         answer=answer_from_payload(request["answer"]) if request.get("answer") else None,
+        idempotency_key=idempotency_key(
+            request.get("thread_id") or "", request["call_id"], request["arguments"]
+        ),
     )
     traced = worker_span(
         tool.name, request["call_id"], request.get("traceparent"), host.executor_id
@@ -176,6 +188,15 @@ async def _run_tool(
     if traced is not None:
         traced.end(outcome)
     return outcome
+
+
+async def _in_doubt(tool: Tool, request: dict[str, Any]) -> dict[str, Any]:
+    """A recovered attempt of a call that had started: its ``reconcile`` hook's answer,
+    or in doubt."""
+    arguments = request["arguments"]
+    key = idempotency_key(request.get("thread_id") or "", request["call_id"], arguments)
+    result = await reconciled(tool, key, arguments)
+    return error_payload(InDoubt()) if result is None else result_payload(result)
 
 
 def _finished(task: asyncio.Task[Any], token: CancelToken) -> dict[str, Any]:
@@ -300,12 +321,20 @@ class _Stream:
 
 def recover_executor(executor_id: str) -> list[str]:
     """Have the tool calls of a worker that died for good run again on live workers (they
-    go back on the queue; a call that had started answers interrupted unless its tool is
-    idempotent). Workers do it for each other (``take_over``); by hand, call it where
-    DBOS was launched with the workers' configuration (``_crossing.dbos_config``: DBOS
-    recovers only workflows of its own version). Returns the workflow ids."""
-    handles = DBOS._recover_pending_workflows([executor_id])
-    return [handle.get_workflow_id() for handle in handles]
+    go back on the tools queue; a call that had started answers interrupted unless its
+    tool is idempotent). Workers do it for each other (``take_over``); by hand, call it
+    where DBOS was launched (``DBOS.launch``) on the workers' database. Returns the
+    workflow ids."""
+    running = DBOS.list_workflows(
+        status="PENDING",
+        executor_id=executor_id,
+        name=TOOL_WORKFLOW,
+        load_input=False,
+        load_output=False,
+    )
+    for workflow in running:
+        DBOS.resume_workflow(workflow.workflow_id, queue_name=TOOLS_QUEUE)
+    return [workflow.workflow_id for workflow in running]
 
 
 def default_executor_id() -> str:
@@ -444,7 +473,7 @@ async def take_over(journal: Journal, executor_id: str) -> list[str]:
     whose lease is gone, each claimed through the journal so that exactly one live
     process (a worker or a replica) recovers it. Returns the executor ids taken."""
     running = await DBOS.list_workflows_async(
-        status="PENDING", queue_name=TOOLS_QUEUE, load_input=False, load_output=False
+        status="PENDING", name=TOOL_WORKFLOW, load_input=False, load_output=False
     )
     owners = sorted({w.executor_id for w in running if w.executor_id} - {executor_id})
     taken: list[str] = []

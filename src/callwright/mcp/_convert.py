@@ -2,7 +2,9 @@
 
 A result's structured content is what UIs get as the call's output, and its text is
 what the model reads; content the model cannot read as text (an image, a blob) is
-named in the text and kept whole for UIs in ``details``. ``isError`` results become
+named in the text and kept whole for UIs in ``details``, and images, audio and blob
+resources also become the result's files, which the model sees where its provider
+takes them. ``isError`` results become
 ``ToolError``: the model sees the server's words as an error result and can react.
 """
 
@@ -16,6 +18,7 @@ from typing import Any
 import mcp_types as types
 
 from ..call import ToolError, ToolResult
+from ..messages import FilePart
 from ..tool import ApprovalPolicy, Executor, Tool
 
 log = logging.getLogger("callwright.mcp")
@@ -96,14 +99,52 @@ def to_result(result: types.CallToolResult) -> ToolResult:
     text, rich = _read(result.content)
     if result.is_error:
         raise ToolError(text or "The MCP tool reported an error.")
+    files = [f for f in map(as_file, result.content) if f is not None]
     details = {"content": rich} if rich else None
     if result.structured_content is not None:
-        return ToolResult(result.structured_content, details, text or None)
-    return ToolResult(text, details)
+        return ToolResult(result.structured_content, details, text or None, files=files)
+    return ToolResult(text, details, files=files)
+
+
+def as_file(block: types.ContentBlock) -> FilePart | None:
+    """An image, audio or blob resource block as a file the model can be shown; None for
+    the others (text, links: the text names them)."""
+    if isinstance(block, types.ImageContent | types.AudioContent):
+        return FilePart(block.mime_type, data=block.data)
+    if isinstance(block, types.EmbeddedResource):
+        inner = block.resource
+        if isinstance(inner, types.BlobResourceContents) and inner.mime_type:
+            return FilePart(inner.mime_type, data=inner.blob, filename=_last_segment(inner.uri))
+    return None
+
+
+def _last_segment(uri: Any) -> str | None:
+    name = str(uri).rstrip("/").rpartition("/")[2]
+    return name or None
+
+
+def from_files(files: list[FilePart]) -> list[types.ContentBlock]:
+    """A callwright result's files as MCP blocks: images and audio as their own blocks,
+    anything else inline as an embedded blob resource, a URL file as a resource link."""
+    blocks: list[types.ContentBlock] = []
+    for f in files:
+        if f.url is not None:
+            name = f.filename or _last_segment(f.url) or "file"
+            blocks.append(types.ResourceLink(uri=f.url, name=name, mime_type=f.media_type))
+        elif f.top_type == "image":
+            blocks.append(types.ImageContent(data=f.data or "", mime_type=f.media_type))
+        elif f.top_type == "audio":
+            blocks.append(types.AudioContent(data=f.data or "", mime_type=f.media_type))
+        else:
+            uri = f"callwright:file/{f.filename or 'file'}"
+            blob = types.BlobResourceContents(uri=uri, blob=f.data or "", mime_type=f.media_type)
+            blocks.append(types.EmbeddedResource(resource=blob))
+    return blocks
 
 
 def _read(blocks: list[types.ContentBlock]) -> tuple[str, list[dict[str, Any]]]:
-    """The blocks as one text, and the ones text cannot carry, as JSON for UIs."""
+    """The blocks as one text, and the ones text cannot carry, as JSON for UIs (the files
+    among them also travel as the result's files)."""
     lines: list[str] = []
     rich: list[dict[str, Any]] = []
     for block in blocks:

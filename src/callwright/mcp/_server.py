@@ -52,6 +52,7 @@ from ..tool import Tool
 from ..usage import Usage
 from . import _asking
 from ._asking import MAX_PAUSED_PER_PRINCIPAL, PAUSE_TTL, CannotAsk, Waiting
+from ._convert import from_files
 from ._owners import principal_of
 from ._taskbook import (
     MAX_TASKS_PER_PRINCIPAL,
@@ -201,7 +202,9 @@ class _ToolRunner:
         for event in events:
             if isinstance(event, ToolCallResult):
                 failed = event.state != "output-available"
-                return _text(event.content, error=failed, structured=event.output)
+                served = _text(event.content, error=failed, structured=event.output)
+                served.content += from_files(event.files)
+                return served
         return executor.pending
 
 

@@ -27,6 +27,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._tool_files import with_stand_ins
 from ..call import is_meta
 from ..messages import AssistantMessage, SystemMessage, ToolResultMessage, UserMessage
 from ..usage import Usage
@@ -451,7 +452,7 @@ def plain_conversation(messages: list[Any]) -> list[dict[str, str]]:
     for m in messages:
         if isinstance(m, ToolResultMessage):
             status = "error" if m.is_error else "result"
-            results.append(f"Tool {m.tool_name} {status}: {m.content}")
+            results.append(f"Tool {m.tool_name} {status}: {with_stand_ins(m.content, m.files)}")
             continue
         if results:
             out.append({"role": "user", "content": "\n".join(results)})

@@ -21,6 +21,7 @@ import json
 import secrets
 from typing import Any
 
+from .._tool_files import with_stand_ins
 from ..call import OUTPUT_TOOL
 from .base import ModelEvent, TextPart, ToolCallDeltaPart, ToolCallEndPart, ToolCallStartPart
 
@@ -429,7 +430,7 @@ def conversation(messages: list[Any]) -> list[dict[str, str]]:
     for m in messages:
         if isinstance(m, ToolResultMessage):
             status = "error" if m.is_error else "result"
-            results.append(f"Tool {m.tool_name} {status}: {m.content}")
+            results.append(f"Tool {m.tool_name} {status}: {with_stand_ins(m.content, m.files)}")
             continue
         flush_results()
         if isinstance(m, SystemMessage):

@@ -21,6 +21,9 @@ URL), a PDF as a ``document`` block (``base64`` or ``url``, titled with its file
 plain text as a ``document`` with a ``text`` source. Anything else fails the step
 (``unsupported_file``) rather than reach the model as nothing.
 
+A tool's files go inside its ``tool_result`` as the same ``image`` and ``document``
+blocks, after a text block; a file with no block is a line of that text.
+
 The ``anthropic`` package is the optional extra ``callwright[anthropic]``: this module
 imports it for the type checker only and inside ``_make_client`` (see ``_provider``),
 so it imports without it; ``AnthropicModel()`` then raises an ``ImportError`` naming
@@ -33,6 +36,7 @@ import json
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._errors import ConfigurationError
+from .._tool_files import with_stand_ins
 from ..messages import (
     AssistantMessage,
     FilePart,
@@ -82,6 +86,7 @@ if TYPE_CHECKING:
         ToolResultBlockParam,
     )
     from anthropic.types import Usage as MessageUsage
+    from anthropic.types.tool_result_block_param import Content as ToolResultContent
 
 STOP_REASONS = {
     "end_turn": "stop",
@@ -367,13 +372,29 @@ def anthropic_messages(
             result: ToolResultBlockParam = {
                 "type": "tool_result",
                 "tool_use_id": m.call_id,
-                "content": m.content,
+                "content": tool_result_content(m),
             }
             if m.is_error:
                 result["is_error"] = True
             result_blocks: list[ContentBlockParam] = [result]
             add_turn(turns, "user", result_blocks)
     return "\n\n".join(system), [_turn(role, blocks) for role, blocks in turns]
+
+
+def tool_result_content(result: ToolResultMessage) -> str | list[ToolResultContent]:
+    """A ``tool_result``'s content: its text alone, or its text then its files' image and
+    document blocks (a file with no block is told as a line of the text)."""
+    if not result.files:
+        return result.content
+    blocks: list[ToolResultContent] = []
+    missing: list[FilePart] = []
+    for f in result.files:
+        try:
+            blocks.append(file_block(f))
+        except UnsupportedFile:
+            missing.append(f)
+    text: ToolResultContent = {"type": "text", "text": with_stand_ins(result.content, missing)}
+    return [text, *blocks]
 
 
 ImageType = Literal["image/jpeg", "image/png", "image/gif", "image/webp"]

@@ -27,6 +27,10 @@ Files on a user message go before its text: images, audio, video and PDFs inline
 ``inline_data``, or by URL as ``file_data`` (an https URL or a Files API URI the API
 fetches itself), and plain text as a text part headed by the file's name.
 
+A tool's images, PDFs and plain text go inline in its ``functionResponse``'s own
+``parts`` (multimodal function responses, Gemini 3); a file by URL (the Gemini API
+takes no ``file_data`` there) or of another type is a line of the response's output.
+
 The key comes from ``api_key``, else ``GOOGLE_API_KEY``, else ``GEMINI_API_KEY`` (the
 SDK's own order). With ``GOOGLE_GENAI_USE_VERTEXAI=true`` (or ``vertexai=True``) the
 SDK reaches Vertex AI with the project, location and credentials it finds itself.
@@ -48,6 +52,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._errors import ConfigurationError, MissingAPIKey
+from .._tool_files import with_stand_ins
 from ..messages import (
     AssistantMessage,
     FilePart,
@@ -79,6 +84,7 @@ if TYPE_CHECKING:
         Content,
         FunctionCall,
         FunctionDeclaration,
+        FunctionResponsePart,
         GenerateContentConfig,
         GenerateContentResponse,
         GenerateContentResponseUsageMetadata,
@@ -518,14 +524,33 @@ def model_parts(message: AssistantMessage) -> list[Part]:
 
 def function_response(result: ToolResultMessage) -> Part:
     """A tool's result for the model: ``{"output": ...}``, or ``{"error": ...}`` when the
-    call failed or was denied."""
+    call failed or was denied; its images and PDFs go as the response's own ``parts``
+    (any other file is a line of the output that says what it was)."""
     from google.genai import types
 
+    parts = [p for p in map(response_part, result.files) if p is not None]
+    missing = [f for f in result.files if response_part(f) is None]
     key = "error" if result.is_error else "output"
     response = types.FunctionResponse(
-        id=result.call_id, name=result.tool_name, response={key: result.content}
+        id=result.call_id,
+        name=result.tool_name,
+        response={key: with_stand_ins(result.content, missing)},
+        parts=parts or None,
     )
     return types.Part(function_response=response)
+
+
+def response_part(part: FilePart) -> FunctionResponsePart | None:
+    """One file of a tool's result as a function response part; None for a type Gemini
+    does not take there."""
+    from google.genai import types
+
+    if part.top_type != "image" and part.media_type not in ("application/pdf", "text/plain"):
+        return None
+    if "/" not in part.media_type or part.url is not None:  # the Gemini API takes no URI here
+        return None
+    blob = types.FunctionResponseBlob(data=part.content(), mime_type=part.media_type)
+    return types.FunctionResponsePart(inline_data=blob)
 
 
 def user_parts(message: UserMessage) -> list[Part]:

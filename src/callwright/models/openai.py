@@ -30,6 +30,10 @@ plain text as a text part headed by the file's name. Chat Completions takes no P
 other document by URL: such a file fails the step (``unsupported_file``) rather than
 reach the model as nothing. Structured mode sends the same parts.
 
+A tool's files cannot go in its tool message (Chat Completions takes text only there),
+so the images and PDFs of a step's results follow its tool messages as one user turn
+(``TOOL_FILES_NOTE`` and the parts); a file with no part is a line of the result's text.
+
 The ``openai`` package is the optional extra ``callwright[openai]``: this module imports
 it for the type checker only and inside ``_make_client`` (see ``_provider``), so it
 imports without it; ``OpenAIModel()`` then raises an ``ImportError`` naming the extra.
@@ -43,6 +47,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 from urllib.parse import urlsplit
 
+from .._tool_files import with_stand_ins
 from ..messages import (
     AssistantMessage,
     FilePart,
@@ -420,7 +425,11 @@ def chat_messages(
     out: list[ChatCompletionMessageParam] = []
     if instructions:
         out.append({"role": "system", "content": instructions})
+    shown: list[ChatCompletionContentPartParam] = []  # tool files, after the tool messages
     for m in messages:
+        if shown and not isinstance(m, ToolResultMessage):
+            out.append(tool_files_message(shown))
+            shown = []
         if isinstance(m, SystemMessage):
             out.append({"role": "system", "content": m.content})
         elif isinstance(m, UserMessage):
@@ -439,8 +448,37 @@ def chat_messages(
                 message["tool_calls"] = [tool_call_param(c, extras.get(c.id)) for c in m.tool_calls]
             out.append(message)
         elif isinstance(m, ToolResultMessage):
-            out.append({"role": "tool", "tool_call_id": m.call_id, "content": tool_text(m)})
+            parts, missing = tool_file_parts(m.files)
+            text = with_stand_ins(tool_text(m), missing)
+            out.append({"role": "tool", "tool_call_id": m.call_id, "content": text})
+            shown += parts
+    if shown:
+        out.append(tool_files_message(shown))
     return out
+
+
+TOOL_FILES_NOTE = "The files the tools returned above:"
+"""The text of the user message that carries tool results' files to Chat Completions,
+whose tool messages take text only."""
+
+
+def tool_files_message(parts: list[ChatCompletionContentPartParam]) -> ChatCompletionMessageParam:
+    """The user turn after a step's tool messages that shows the model their files."""
+    return {"role": "user", "content": [{"type": "text", "text": TOOL_FILES_NOTE}, *parts]}
+
+
+def tool_file_parts(
+    files: list[FilePart],
+) -> tuple[list[ChatCompletionContentPartParam], list[FilePart]]:
+    """The content parts of a tool's files, and the files that have none (told as text)."""
+    parts: list[ChatCompletionContentPartParam] = []
+    missing: list[FilePart] = []
+    for f in files:
+        try:
+            parts.append(file_part(f))
+        except UnsupportedFile:
+            missing.append(f)
+    return parts, missing
 
 
 def tool_call_param(call: ToolCallPart, extra: object) -> ChatCompletionMessageToolCallParam:

@@ -40,6 +40,10 @@ Files on a user message go before its text: an image as ``input_image`` (its URL
 ``file_url``), plain text as ``input_text`` headed by the file's name. Anything else
 fails the step (``unsupported_file``).
 
+A tool's files go in its ``function_call_output``, whose output is then a list: the
+result's text as ``input_text``, then each image as ``input_image`` and each PDF as
+``input_file``; any other file is a line of the text that says what it was.
+
 Structured mode sends the combined solution schema as ``text.format`` (a JSON schema)
 and decodes the answer with ``SolutionStream``, as the Chat Completions adapter does.
 """
@@ -50,6 +54,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .._tool_files import with_stand_ins
 from ..messages import (
     AssistantMessage,
     FilePart,
@@ -84,6 +89,7 @@ if TYPE_CHECKING:
     from openai.types.responses import (
         FunctionToolParam,
         Response,
+        ResponseFunctionCallOutputItemParam,
         ResponseFunctionToolCallParam,
         ResponseInputContentParam,
         ResponseInputItemParam,
@@ -350,9 +356,42 @@ def input_items(messages: list[Message]) -> list[ResponseInputItemParam]:
             out += assistant_items(m)
         elif isinstance(m, ToolResultMessage):
             out.append(
-                {"type": "function_call_output", "call_id": m.call_id, "output": tool_text(m)}
+                {"type": "function_call_output", "call_id": m.call_id, "output": tool_output(m)}
             )
     return out
+
+
+def tool_output(result: ToolResultMessage) -> str | list[ResponseFunctionCallOutputItemParam]:
+    """A call's output: its text alone, or its text then its files' parts (a file the
+    API has no part for is told as a line of the text)."""
+    if not result.files:
+        return tool_text(result)
+    parts: list[ResponseFunctionCallOutputItemParam] = []
+    missing: list[FilePart] = []
+    for f in result.files:
+        part = output_part(f)
+        if part is None:
+            missing.append(f)
+        else:
+            parts.append(part)
+    text: ResponseFunctionCallOutputItemParam = {
+        "type": "input_text",
+        "text": with_stand_ins(tool_text(result), missing),
+    }
+    return [text, *parts]
+
+
+def output_part(part: FilePart) -> ResponseFunctionCallOutputItemParam | None:
+    """One file of a tool's output as ``input_image`` or ``input_file``; None for a type
+    the API does not take there."""
+    if part.top_type == "image":
+        return {"type": "input_image", "image_url": part.data_url(), "detail": "auto"}
+    if part.media_type != "application/pdf":
+        return None
+    if part.url is not None:
+        return {"type": "input_file", "file_url": part.url}
+    filename = shown_filename(part) or "document.pdf"
+    return {"type": "input_file", "filename": filename, "file_data": part.data_url()}
 
 
 def assistant_items(message: AssistantMessage) -> list[ResponseInputItemParam]:

@@ -257,6 +257,35 @@ function showResult(c, state, label, title, value) {
   if (state === "complete" && !c.bar.hidden) c.fill.style.width = "100%";
 }
 
+// A tool's files (TOOL_CALL_RESULT metadata.callwright.files, AG-UI content parts):
+// images and audio shown in the card, anything else offered as a download.
+function showFiles(c, files) {
+  for (const part of files) {
+    const source = part?.source ?? {};
+    const type = source.mimeType || "";
+    const name = part?.metadata?.filename || type || "file";
+    let src = null;
+    if (source.type === "data") src = `data:${type};base64,${source.value}`;
+    else if (source.type === "url" && String(source.value).startsWith("https://")) src = source.value;
+    if (!src) continue;
+    let node;
+    if (part.type === "image") {
+      node = el("img", "tool-file");
+      node.src = src;
+      node.alt = name;
+    } else if (part.type === "audio") {
+      node = el("audio", "tool-file");
+      node.controls = true;
+      node.src = src;
+    } else {
+      node = el("a", "tool-file", name);
+      node.href = src;
+      node.download = name;
+    }
+    c.result.append(node);
+  }
+}
+
 function renderState(state) {
   stateEl.textContent = JSON.stringify(state ?? {}, null, 2);
 }
@@ -312,6 +341,7 @@ function handle(event, run) {
       if (state === "output-denied") showResult(c, "denied", "denied", "Denied", event.content);
       else if (state === "output-error") showResult(c, "error", "error", "Error", event.content);
       else showResult(c, "complete", "complete", "Result", event.content);
+      showFiles(c, event.metadata?.callwright?.files ?? []);
       break;
     }
     case "STATE_SNAPSHOT":

@@ -57,6 +57,7 @@ from ..telemetry._log import log_run
 from ..toolbox import Toolbox, ToolConflict, ToolsetUnavailable
 from ..usage import Usage
 from . import resume
+from ._doubt import settle_in_doubt
 from ._types import OutputT, RunResult, RunSettings, StepInfo, new_id
 from .step import Composer, ModelTurn
 
@@ -269,6 +270,12 @@ class Run(Generic[DepsT, OutputT]):
         """Settle the calls left open by the previous run (decisions, client results)."""
         for delta in resume.client_writes(self.messages, self.toolbox, self.scope.state):
             yield delta
+        doubted = await settle_in_doubt(self.messages, self.toolbox, self.thread_id)
+        for outcome in doubted:
+            yield outcome
+        if any(e.state == "output-available" for e in doubted):  # reconciled: journal it
+            for change in self._history_changes(last_assistant_index(self.messages) + 1):
+                yield change
         calls = resume.open_calls(self.messages, self.toolbox)
         if not calls:
             return

@@ -127,7 +127,7 @@ def client_writes(messages: list[Message], toolbox: Toolbox, state: RunState) ->
 def result_messages(calls: list[Call]) -> list[ToolResultMessage]:
     """Each finished call's result, in call order (the model's order)."""
     return [
-        ToolResultMessage(c.id, c.tool_name, c.model_text(), c.error is not None)
+        ToolResultMessage(c.id, c.tool_name, c.model_text(), c.error is not None, c.model_files())
         for c in calls
         if c.done
     ]

@@ -142,9 +142,10 @@ class Endpoints(Generic[DepsT]):
     None: a request that arrives on a loopback address must name ``localhost``,
     ``127.0.0.1`` or ``[::1]`` (stops DNS rebinding); others are not checked."""
     durable: DurableRuntime | None = None
-    """Runs each journaled segment as a DBOS workflow, so that another replica continues
-    it if this process dies (``callwright serve --journal postgresql://…``); needs a
-    journal on the same database. The lifespan launches and closes it."""
+    """Continues the segments of replicas that died: each journaled segment is begun with
+    its spec, so that another replica continues it if this process dies (``callwright
+    serve --journal postgresql://…``); needs a journal on the same database. The
+    lifespan launches and closes it."""
     _gate: Gate = field(init=False, repr=False)
     _verifier: ApprovalVerifier = field(init=False, repr=False)
     _threads: RunningThreads = field(init=False, repr=False)
@@ -183,7 +184,11 @@ class Endpoints(Generic[DepsT]):
         try:
             caller = await self._admit(request, deps, principal, body=True)
             body = await read_json(request, self.limits)
-            encoder = agui.AGUIEncoder(protocol_1=agui.wants_protocol_1(body), strip_paths=True)
+            encoder = agui.AGUIEncoder(
+                protocol_1=agui.wants_protocol_1(body),
+                protocol_version=agui.protocol_version(body),
+                strip_paths=True,
+            )
             run_input = await decode_agui(body, self.limits)
             return await self._run(request, caller, run_input, encoder)
         except WireError as exc:
@@ -412,36 +417,28 @@ class Endpoints(Generic[DepsT]):
     ) -> Response:
         """The run's stream, holding its thread until the stream ends."""
         lease = await self._threads.acquire(caller.principal, run_input.thread_id)
-        workflow: str | None = None
         try:
-            workflow = await self._durable_begin(run_input, encoder, caller)
+            spec = self._segment_spec(run_input, encoder, caller)
             run, recorder = await start_run(
-                self, RunRequest(run_input, caller.deps, caller.principal, encoder)
+                self, RunRequest(run_input, caller.deps, caller.principal, encoder, spec)
             )
         except BaseException:
             lease.release()
-            if workflow is not None and self.durable is not None:
-                self.durable.finished(workflow, "refused")
             raise
         issuer = Issuer(self._verifier, caller.principal, run.thread_id)
         stream = RunStream(
             run, encoder, issuer, recorder, heartbeat_seconds=self.limits.heartbeat_seconds
         )
         stream.stream_headers.update(self._headers(request))
-        if workflow is not None and self.durable is not None:
-            durable, segment = self.durable, workflow
-            stream.on_finish = lambda status: durable.finished(segment, status)
         return lease.hold(stream)
 
-    async def _durable_begin(
+    def _segment_spec(
         self, run_input: RunInput, encoder: SSEEncoder, caller: _Caller[DepsT]
-    ) -> str | None:
-        """With a durable runtime, record the segment as a workflow of this process before
-        the journal begins it: a process that dies in between leaves a workflow that finds
-        nothing to continue, never a running segment that no workflow will continue.
-        Returns the segment's request id (None: not durable, or refused below)."""
+    ) -> str:
+        """With a durable runtime, what another replica needs to continue the segment if
+        this process dies: the journal writes it with the segment ("" without one)."""
         if self.durable is None or self.journal is None or not run_input.thread_id:
-            return None
+            return ""
         from ..durable._segment import SegmentSpec, spec_of_encoder, tool_definitions
 
         run_input.run_id = run_input.run_id or f"req_{uuid.uuid4().hex}"
@@ -454,11 +451,7 @@ class Endpoints(Generic[DepsT]):
             forwarded_props=dict(run_input.forwarded_props),
             **spec_of_encoder(encoder),
         )
-        try:
-            begun = await self.durable.begin(spec)
-        except database_errors() as exc:
-            raise journal_unavailable(exc) from None
-        return run_input.run_id if begun else None
+        return spec.to_json()
 
     def _headers(self, request: Request) -> dict[str, str]:
         """What every answer carries: ``nosniff``, and CORS headers for an allowed origin."""

@@ -20,6 +20,7 @@ from ..wire._base import HEARTBEAT, SSEEncoder, payloads_of
 from ..wire._stream import StreamStopped, stream_run
 from ..wire.agui import AGUIEncoder
 from ..wire.aisdk import AISDKEncoder
+from ._follow import first_frame, follow_live
 
 RUN_ID_HEADER = "x-callwright-run-id"
 INTERRUPTED = (
@@ -248,26 +249,31 @@ async def _wire_of(
 ) -> type[SSEEncoder]:
     """The wire of a run's kept log (``default`` if it ends before it keeps a frame); waits
     for its first frame while the run has kept none yet."""
-    while True:
-        done, wire = await asyncio.to_thread(_first_frame_wire, journal, run_id, principal)
-        if wire is not None:
-            return wire
-        if done:
-            return default
-        await asyncio.sleep(POLL_SECONDS)
+    done, wire = await asyncio.to_thread(_first_frame_wire, journal, run_id, principal)
+    if wire is not None:
+        return wire
+    if done:
+        return default
+    first = await first_frame(journal, run_id, principal)  # one poll for every follower
+    return (_frame_wire(first) if first is not None else None) or default
 
 
 def _first_frame_wire(
     journal: Journal, run_id: str, principal: str
 ) -> tuple[bool, type[SSEEncoder] | None]:
-    """Whether the run is done, and the wire its first kept frame was written for (AG-UI's
-    event types are upper case, the AI SDK's chunk types lower case)."""
+    """Whether the run is done, and the wire its first kept frame was written for."""
     done = journal.segment_done(run_id, principal)
     first = journal.events_after(run_id, 0, principal, 1)
-    kinds = [p.get("type") for p in payloads_of(frame for _, frame in first[:1])]
+    return done, _frame_wire(first[0][1]) if first else None
+
+
+def _frame_wire(frame: bytes) -> type[SSEEncoder] | None:
+    """The wire a kept frame was written for (AG-UI's event types are upper case, the AI
+    SDK's chunk types lower case)."""
+    kinds = [p.get("type") for p in payloads_of([frame])]
     if not kinds or not isinstance(kinds[0], str):
-        return done, None
-    return done, AISDKEncoder if kinds[0].islower() else AGUIEncoder
+        return None
+    return AISDKEncoder if kinds[0].islower() else AGUIEncoder
 
 
 @dataclass(frozen=True, slots=True)
@@ -301,6 +307,8 @@ async def replay(
 ) -> AsyncIterator[bytes]:
     """Stored frames after the first ``after`` (non-empty) ones; follows a live run until
     it ends (or is settled by recovery, whose closing frame ends it), then ``trailer``.
+    Once caught up with a live run, a replay sends the frames of the run's one shared
+    reader (``follow_live``): many followers cost the journal one read per poll.
 
     A long log is read, cut and joined a bounded part at a time in a worker thread, and
     each part is one write: the event loop is never held for the length of a log, and
@@ -318,7 +326,13 @@ async def replay(
         if page.count:
             continue  # more may be kept already
         if page.done:
-            if trailer:
-                yield trailer
-            return
-        await asyncio.sleep(POLL_SECONDS)
+            break
+        live = follow_live(store, segment, principal, last) if sent >= after else None
+        if live is None:
+            await asyncio.sleep(POLL_SECONDS)
+            continue
+        async for data in live:  # caught up with a live run: its one reader's frames
+            yield data
+        break
+    if trailer:
+        yield trailer

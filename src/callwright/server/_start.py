@@ -42,6 +42,9 @@ class RunRequest(Generic[DepsT]):
     encoder: SSEEncoder | None = None
     """The stream's encoder: with a journal, it makes the frame that ends a replay of
     the run if the run never finishes (the server killed mid-run)."""
+    spec: str = ""
+    """With a durable runtime, the segment's ``SegmentSpec`` as JSON: the journal keeps
+    it with the segment, for the replica that continues it if this process dies."""
 
 
 async def start_run(
@@ -129,6 +132,7 @@ async def _start_journaled(
             answers,
             deps=request.deps,
             closing=_closing_frame(request.encoder),
+            spec=request.spec,
         )
     except Rejected as exc:
         raise refused(exc) from None

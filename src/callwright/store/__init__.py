@@ -9,7 +9,7 @@ its target: a ``postgresql://`` or ``postgres://`` URL, else a file path.
 
 For a durable-execution layer continuing the runs of dead processes, both take
 ``owner_id`` (the executor id) and ``settle_gone=False``, and offer
-``gone_owners``, ``claim`` and ``reopen``.
+``orphans`` (with each segment's ``spec``), ``claim`` and ``reopen``.
 
 The store sits below the run: it gives a segment's ``RunStart`` (``run_start``) and its
 ``Recorder``, and ``callwright.start_journaled`` / ``begin_journaled`` start the run.
@@ -22,6 +22,7 @@ from .base import (
     Journal,
     JournalLimits,
     JournalUnavailable,
+    Orphan,
     PendingRecord,
     Rejected,
     Segment,
@@ -41,6 +42,7 @@ __all__ = [
     "Journal",
     "JournalLimits",
     "JournalUnavailable",
+    "Orphan",
     "PendingRecord",
     "PostgresJournal",
     "Recorder",

@@ -242,6 +242,7 @@ class SQLJournal(JournalReads, LeaseHolder, TakeOver):
         principal: str = "",
         closing: bytes = b"",
         settings: ModelSettings | None = None,
+        spec: str = "",
     ) -> Started:
         """Check the request against the thread and start a segment, atomically (see
         ``Journal.begin``)."""
@@ -256,7 +257,9 @@ class SQLJournal(JournalReads, LeaseHolder, TakeOver):
             )
             first = None
             if not answers:
-                first = first_segment(db, thread_id, request_id, principal, self._owner, closing)
+                first = first_segment(
+                    db, thread_id, request_id, principal, self._owner, closing, spec
+                )
             reads = [read] if first is None else [read, (first.sql, first.args)]
             key = thread_key(principal, thread_id)
             locked, now, found = db.lock_thread_and_read(key, reads)
@@ -279,8 +282,9 @@ class SQLJournal(JournalReads, LeaseHolder, TakeOver):
                 segment = inserted(db, found[1], fresh)
             else:
                 segment = insert_segment(
-                    db, thread_id, run_id, request_id, principal, answers, self._owner, now, closing
-                )
+                    db, thread_id, run_id, request_id, principal, answers, self._owner, now,
+                    closing, spec,
+                )  # fmt: skip
             if answers:
                 take_answers(db, segment, answers, call_ids, decisions, now)
             elif (new or cut is not None) and open_rows:  # the user moved on: calls skipped
@@ -291,7 +295,7 @@ class SQLJournal(JournalReads, LeaseHolder, TakeOver):
                 )
             saved_state = state if thread is None else _loads(thread[0])
             upsert_thread_and_run(db, segment, saved_state, thread is None, now)
-            run_settings = keep_settings(db, segment.run_id, settings)
+            run_settings = keep_settings(db, segment.run_id, settings, new_run=segment.seq == 0)
             appended = [*results.values(), *new]
             if cut is not None:  # a re-sent message: what the client discarded goes
                 del history[cut:]

@@ -1,12 +1,13 @@
 """Settling a run whose process is gone (or could not write): its history made whole.
 
 The step the model had answered is rebuilt from the operations: completed tool
-calls get their journaled output, a call that had started gets an "interrupted"
-error unless its tool is idempotent (then it runs again on resume), calls that
-never started run on resume. Results for calls of a message already in the
-history are merged in place (call order, before anything written after it), a
-reply not yet in the history is appended with its results: history is never
-reordered. The run becomes ``interrupted`` (the next request on its thread
+calls get their journaled output, a call that had started is in doubt (its
+operation's status becomes ``in_doubt`` and it gets an ``InDoubt`` result, which the
+resumed run reconciles where the tool can) unless its tool is idempotent (then it runs
+again on resume), calls that never started run on resume. Results for calls of a
+message already in the history are merged in place (call order, before anything
+written after it), a reply not yet in the history is appended with its results:
+history is never reordered. The run becomes ``interrupted`` (the next request on its thread
 resumes it), its running segment is closed, and the segment's closing frame
 ends its event log so that a replay ends with an error, not forever. Continuing a run
 on another process (``reopen``) rebuilds the history the same way but keeps it running.
@@ -17,7 +18,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..call import Interrupted
+from .._tool_files import file_from_dict
+from ..call import InDoubt, is_in_doubt
 from ..messages import (
     AssistantMessage,
     Message,
@@ -71,7 +73,9 @@ def rebuild(
     """Write the run's unrecorded replies and outcomes into its thread's history (what
     settling a run and continuing it elsewhere share); returns the history."""
     history = load_history(db, thread_id, principal)
-    settled = rebuilt_history(history, _operations(db, run_id), idempotent)
+    ops = _operations(db, run_id)
+    settled = rebuilt_history(history, ops, idempotent)
+    _mark_in_doubt(db, run_id, settled, ops)
     first = 0
     while first < len(history) and first < len(settled) and settled[first] is history[first]:
         first += 1
@@ -111,7 +115,7 @@ def _outcomes(
     ops: list[dict[str, Any]],
     idempotent: set[str],
 ) -> dict[str, ToolResultMessage]:
-    """The result each call without one gets: its journaled output, or "interrupted"."""
+    """The result each call without one gets: its journaled output, or in doubt."""
     answered = {m.call_id for m in history if isinstance(m, ToolResultMessage)}
     names = {
         p.id: p.name
@@ -127,10 +131,29 @@ def _outcomes(
         name = names[call_id]
         if op["status"] == "completed" and op["output"] is not None:
             out = op["output"]
-            outcomes[call_id] = ToolResultMessage(call_id, name, out["content"], out["is_error"])
+            files = [file_from_dict(f) for f in out.get("files", ())]
+            outcomes[call_id] = ToolResultMessage(
+                call_id, name, out["content"], out["is_error"], files
+            )
         elif op["status"] == "started" and not (op["idempotent"] or name in idempotent):
-            outcomes[call_id] = ToolResultMessage(call_id, name, Interrupted().model_text(), True)
+            outcomes[call_id] = ToolResultMessage(call_id, name, InDoubt().model_text(), True)
     return outcomes
+
+
+def _mark_in_doubt(db: Db, run_id: str, settled: list[Message], ops: list[dict[str, Any]]) -> None:
+    """Record in the journal which started calls were left in doubt."""
+    doubted = {
+        m.call_id
+        for m in settled
+        if isinstance(m, ToolResultMessage) and m.is_error and is_in_doubt(m.content)
+    }
+    for op in ops:
+        if op["name"] != "model" and op["status"] == "started" and op["call_id"] in doubted:
+            db.execute(
+                "UPDATE operations SET status = 'in_doubt' WHERE run_id = ? AND call_id = ? "
+                "AND status = 'started'",
+                (run_id, op["call_id"]),
+            )
 
 
 def _operations(db: Db, run_id: str) -> list[dict[str, Any]]:

@@ -35,10 +35,12 @@ def read_settings(db: Db, run_id: str) -> ModelSettings | None:
     return ModelSettings.from_dict(json.loads(row[0]))
 
 
-def keep_settings(db: Db, run_id: str, settings: ModelSettings | None) -> ModelSettings | None:
+def keep_settings(
+    db: Db, run_id: str, settings: ModelSettings | None, *, new_run: bool
+) -> ModelSettings | None:
     """The run's settings after this request: ``settings`` over those it had (written),
-    or those it had."""
-    kept = read_settings(db, run_id)
+    or those it had. A new run had none: nothing is read (no round trip on Postgres)."""
+    kept = None if new_run else read_settings(db, run_id)
     if settings is None:
         return kept
     merged = settings if kept is None else kept.merged(settings)

@@ -90,13 +90,15 @@ ADDED_COLUMNS = [
     ("pending", "remember TEXT"),
     ("events", "packed INTEGER NOT NULL DEFAULT 0"),
     ("runs", "settings TEXT"),
+    ("segments", "spec TEXT"),
 ]
 """Columns added since a table was first made: an older file gets them when opened
 (``messages.principal``: its thread's, part of the key from layout 3 on;
 ``pending.request``: a question's JSON; ``answer``: the decision taken, for recovery;
 ``remember``: ``'thread'`` on an approval a human gave for the rest of the thread;
 ``events.packed``: 1 where the chunk's frames are zlib-compressed; ``runs.settings``:
-the run's own model settings, JSON)."""
+the run's own model settings, JSON; ``segments.spec``: what another process needs to
+continue a durable segment, as JSON, NULL where none may)."""
 
 
 def connect(path: str, busy_seconds: float) -> SQLiteDb:
@@ -203,6 +205,7 @@ def _current(db: sqlite3.Connection) -> bool:
         and "remember" in _columns(db, "pending")
         and "packed" in _columns(db, "events")
         and "settings" in _columns(db, "runs")
+        and "spec" in _columns(db, "segments")
     )
 
 

@@ -26,10 +26,10 @@ from .base import Answer, Rejected, Segment, canonical_json, digest
 
 _INSERT = (
     "INSERT INTO segments (run_id, seq, request_id, thread_id, principal, dedup_key, "
-    "status, owner, closing, created_at) "
+    "status, owner, closing, spec, created_at) "
 )
 _FIRST = (
-    _INSERT + "SELECT ?, 0, ?, ?, ?, ?, 'running', ?, ?, {clock} "
+    _INSERT + "SELECT ?, 0, ?, ?, ?, ?, 'running', ?, ?, ?, {clock} "
     "WHERE NOT EXISTS (SELECT 1 FROM threads WHERE principal = ? AND id = ?) AND {locked} "
     "ON CONFLICT DO NOTHING RETURNING id"
 )
@@ -45,12 +45,18 @@ class FirstSegment:
 
 
 def first_segment(
-    db: Db, thread_id: str, request_id: str, principal: str, owner: str | None, closing: bytes
+    db: Db,
+    thread_id: str,
+    request_id: str,
+    principal: str,
+    owner: str | None,
+    closing: bytes,
+    spec: str = "",
 ) -> FirstSegment:
     run_id = new_run_id(principal, thread_id, request_id, time.time())
     sql = _FIRST.format(clock=db.clock_sql, locked=db.thread_lock_sql)
     dedup = digest([principal, thread_id, request_id])
-    row = (run_id, request_id, thread_id, principal, dedup, owner, closing or None)
+    row = (run_id, request_id, thread_id, principal, dedup, owner, closing or None, spec or None)
     return FirstSegment(run_id, sql, (*row, principal, thread_id, thread_key(principal, thread_id)))
 
 
@@ -68,8 +74,10 @@ def insert_segment(
     owner: str | None,
     now: float,
     closing: bytes,
+    spec: str = "",
 ) -> Segment:
-    """The new segment: of the run it resumes (``run_id``), else of a new run."""
+    """The new segment: of the run it resumes (``run_id``), else of a new run (``spec``:
+    what another process needs to continue it, see ``Journal.begin``)."""
     seq = 0
     if run_id is None:
         run_id = new_run_id(principal, thread_id, request_id, now)
@@ -79,10 +87,11 @@ def insert_segment(
         ).fetchone()[0]
     answered = sorted(canonical_json([a.kind, a.approval_id, a.call_id]) for a in answers)
     dedup = digest([run_id, answered] if answers else [principal, thread_id, request_id])
+    row = (run_id, seq, request_id, thread_id, principal, dedup, owner, closing or None)
     rows = db.execute(
         _INSERT
-        + "VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id",
-        (run_id, seq, request_id, thread_id, principal, dedup, owner, closing or None, now),
+        + "VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id",
+        (*row, spec or None, now),
     ).fetchall()
     return inserted(db, rows, Segment(thread_id, run_id, seq, request_id, 0, principal))
 

@@ -1,12 +1,14 @@
 """Taking a gone owner's running segments over instead of settling them.
 
 A durable-execution layer (one executor per process, its id the journal's owner id)
-finds the owners that are gone (``gone_owners``), lets exactly one live process take
-each (``claim``), and continues their segments there (``reopen``): the segment's
-history is rebuilt as recovery would (``_recovery.rebuild``), but the run and the
-segment stay ``running`` under the new owner, and its event log goes on from the
-last offset written. Each step is one transaction under row locks, so two processes
-racing for the same owner or segment cannot both win.
+finds the segments whose owner is gone (``orphans``, each with the ``spec`` its
+``begin`` stored), lets exactly one live process take each owner (``claim``), and
+continues their segments there (``reopen``): the segment's history is rebuilt as
+recovery would (``_recovery.rebuild``), but the run and the segment stay ``running``
+under the new owner, and its event log goes on from the last offset written. Each
+step is one transaction under row locks, so two processes racing for the same owner
+or segment cannot both win. A segment ``reopen`` declines (its owner turned out live)
+stays its owner's, and is listed again if that owner goes later.
 """
 
 from __future__ import annotations
@@ -19,17 +21,17 @@ from typing import Any, TypeVar
 from ..call import Decision
 from ..elicitation import InputAnswer
 from . import _owners
-from ._recovery import rebuild
+from ._recovery import rebuild, settle_run
 from ._rows import kept_decisions, thread_approvals
 from ._run_settings import read_settings
 from ._sql import Db, thread_key
-from .base import JournalLimits, Segment, Started
+from .base import JournalLimits, Orphan, Segment, Started
 
 T = TypeVar("T")
 
 
 class TakeOver:
-    """``gone_owners``, ``claim`` and ``reopen`` of ``SQLJournal``."""
+    """``gone_owners``, ``orphans``, ``claim`` and ``reopen`` of ``SQLJournal``."""
 
     limits: JournalLimits
     lease_seconds: float
@@ -73,6 +75,45 @@ class TakeOver:
 
         return self._reads(read)
 
+    def orphans(self, *, own: bool = False) -> list[Orphan]:
+        """See ``Journal.orphans``: the gone owners first (one row per owner, as
+        ``gone_owners``), then their segments."""
+        mine = self._owner or self._owner_id
+        live = set(self._live)
+
+        def read(db: Db) -> list[Orphan]:
+            now = db.now()
+            owners = db.execute(
+                "SELECT DISTINCT s.owner, o.taken_by FROM segments s "
+                "LEFT JOIN owners o ON o.id = s.owner "
+                "WHERE s.status = 'running' AND s.owner IS NOT NULL"
+            ).fetchall()
+            gone = sorted(
+                owner
+                for owner, taken in owners
+                if (owner == mine and own)
+                or (
+                    owner != mine
+                    and not _owners.alive(db, owner, now)
+                    and (taken is None or taken == mine or not _owners.alive(db, taken, now))
+                )
+            )
+            found: list[Orphan] = []
+            for owner in gone:
+                rows = db.execute(
+                    "SELECT id, request_id, principal, spec FROM segments "
+                    "WHERE owner = ? AND status = 'running' ORDER BY id",
+                    (owner,),
+                ).fetchall()
+                found += [
+                    Orphan(owner, request_id, principal, spec or "")
+                    for seg_id, request_id, principal, spec in rows
+                    if owner != mine or seg_id not in live
+                ]
+            return found
+
+        return self._reads(read)
+
     def claim(self, gone_owner: str) -> bool:
         """Mark ``gone_owner`` as taken over by this journal's owner. True for the one
         caller that wins (and again for it if it asks again); False if the owner is
@@ -107,12 +148,13 @@ class TakeOver:
         """Continue the running segment of ``request_id`` here (see the module docstring).
 
         Completed operations get their journaled results, a started call of a tool
-        not in ``idempotent`` an "interrupted" error; calls that never started and
+        not in ``idempotent`` an in-doubt result; calls that never started and
         idempotent ones stay open, for the run to execute (with the decision a human
         gave, where the call was approved: ``Started.decisions``). Returns None when the
         segment is not running, or its owner is live (another process, or this one
-        running it now); whoever claimed the gone owner does not matter (the process
-        DBOS gives the recovered workflow continues it). ``principal``: the
+        running it now): the segment stays as it is, and ``orphans`` lists it again
+        once its owner is gone. The caller is the process that won ``claim``; the row
+        lock here admits one reopen of a segment even without it. ``principal``: the
         request's principal where request ids may repeat across principals.
         """
         owner = self._become_owner()
@@ -141,13 +183,34 @@ class TakeOver:
         segment = Segment(thread_id, run_id, seq, request_id, seg_id, seg_principal)
         return Started(segment, history, decisions, state, next_op, offset, remembered, settings)
 
+    def settle_orphan(self, request_id: str, principal: str | None = None) -> bool:
+        """Settle the running segment of ``request_id`` as recovery would (its run
+        interrupted, the next request on its thread resumes it) when it cannot be
+        continued (it has no spec: begun by an older version, or without a durable
+        layer). False when it is not running or its owner is live."""
+        self._become_owner()
+        with self._tx() as db:
+            self._hold_lease(db)
+            now = db.now()
+            found = _running_segment(db, request_id, principal)
+            if found is None:
+                return False
+            seg_id, run_id, _, thread_id, seg_principal = found
+            db.lock_thread(thread_key(seg_principal, thread_id), wait=True)
+            row = db.execute(
+                "SELECT status, owner FROM segments WHERE id = ?" + db.for_update, (seg_id,)
+            ).fetchone()
+            if row[0] != "running" or not self._may_take(db, row[1], seg_id, now):
+                return False
+            settle_run(db, run_id, thread_id, seg_principal, self._idempotent, self.limits, now)
+        return True
+
     def _may_take(self, db: Db, seg_owner: str | None, seg_id: int, now: float) -> bool:
         if seg_owner is not None and seg_owner == self._owner:
             return seg_id not in self._live  # a former process under the same owner id
         if seg_owner is None:
             return True
-        # Not who claimed the gone owner: DBOS hands a recovered workflow to whichever
-        # process dequeues it first, and this transaction's row lock admits one.
+        # The claim picks who continues; the row lock admits one reopen whatever the claims.
         return not _owners.alive(db, seg_owner, now)
 
 

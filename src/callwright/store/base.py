@@ -176,6 +176,21 @@ class Segment:
     """Who started the segment (``""`` without authentication)."""
 
 
+@dataclass(frozen=True, slots=True)
+class Orphan:
+    """A running segment whose process is gone, as ``Journal.orphans`` lists it."""
+
+    owner: str
+    """The owner (executor) id the segment runs under: claim it before continuing."""
+    request_id: str
+    """The segment's request id (what ``reopen`` takes)."""
+    principal: str
+    """Who started the segment."""
+    spec: str
+    """What ``begin`` was given as ``spec``: how to continue the segment ("" for none:
+    it can only be settled, ``settle_orphan``)."""
+
+
 @dataclass(slots=True)
 class Started:
     """What ``Journal.begin`` hands the server: the segment, trusted history, decisions, state."""
@@ -227,6 +242,7 @@ class Journal(Protocol):
         principal: str = "",
         closing: bytes = b"",
         settings: ModelSettings | None = None,
+        spec: str = "",
     ) -> Started:
         """Check the request against the thread and start a segment, atomically.
 
@@ -246,7 +262,10 @@ class Journal(Protocol):
         ``closing`` is the frame that ends a replay of the segment if it never
         finishes (recovery appends it). ``settings``: the run's own model settings,
         kept on the run (over those it has, for a resumed run); ``Started.settings``
-        are the run's as kept, given now or by an earlier segment.
+        are the run's as kept, given now or by an earlier segment. ``spec`` is what
+        another process needs to continue the segment if this one dies (opaque text,
+        written with the segment; ``orphans`` hands it back): only a segment with one is
+        continued elsewhere, the others are settled.
         """
         ...
 
@@ -318,7 +337,20 @@ class Journal(Protocol):
 
     def gone_owners(self) -> list[str]:
         """Owners that are gone and still own running segments, not yet taken by a live
-        owner (what a process continuing dead processes' runs polls)."""
+        owner (``orphans`` lists the segments a durable layer can continue)."""
+        ...
+
+    def orphans(self, *, own: bool = False) -> list[Orphan]:
+        """The running segments whose owner is gone and not held by another live owner
+        (unclaimed, claimed by this journal's owner, or by one that is gone too), each
+        with its ``spec`` ("" where it has none). ``own``: also those under this
+        journal's own owner id that this journal does not run (a former process with the
+        same id)."""
+        ...
+
+    def settle_orphan(self, request_id: str, principal: str | None = None) -> bool:
+        """Settle a gone owner's running segment that cannot be continued (no ``spec``)
+        as recovery would: False when it is not running or its owner is live."""
         ...
 
     def claim(self, gone_owner: str) -> bool:

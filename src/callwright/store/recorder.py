@@ -36,6 +36,8 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from .._tool_files import file_to_dict
+from ..call import InDoubt
 from ..events import (
     ApprovalRequested,
     Event,
@@ -208,14 +210,17 @@ class Recorder:
 
     def _on_tool_result(self, event: Event) -> Awaitable[None] | None:
         assert isinstance(event, ToolCallResult)
-        output = {
+        output: dict[str, Any] = {
             "state": event.state,
             "content": event.content,
             "is_error": event.state != "output-available",
         }
+        if event.files:
+            output["files"] = [file_to_dict(f) for f in event.files]
         self._dirty = True
+        status = "in_doubt" if event.error_kind == InDoubt.kind else "completed"
         self._do(
-            self.journal.mark_operation, self.segment, event.call_id, "completed", output,
+            self.journal.mark_operation, self.segment, event.call_id, status, output,
             self._frames(),
         )  # fmt: skip
         self._held_outcomes.append((event.call_id, output))
@@ -364,9 +369,24 @@ class Recorder:
             return
         writes, self._held = self._held, []
         outcomes, self._held_outcomes = self._held_outcomes, []
+        if self._a_write_failed():
+            self._unwritten.extend(outcomes)
+            return
         future = self.journal.submit(apply_writes, self.journal, writes)
         if future is not None:
             self._writes.append((future, outcomes))
+
+    def _a_write_failed(self) -> bool:
+        """Whether a write submitted earlier failed (raised at the next durable point).
+        Nothing is submitted after it: a later chunk kept after a lost one was a replay
+        with a hole (a text delta whose start was lost; a run completed without the
+        frames the client saw first)."""
+        if self.failure is not None:
+            return True
+        return any(
+            future.done() and not future.cancelled() and future.exception() is not None
+            for future, _ in self._writes
+        )
 
     def _durable(self, *, frames: bool = False) -> Awaitable[None] | None:
         if not self._async:

@@ -22,8 +22,8 @@ shows a run as one tree:
     clients nest under it (``gen_ai.tool.name``, ``gen_ai.tool.call.id``,
     ``gen_ai.tool.type``, ``error.type`` = the error kind: ``failed``,
     ``timed-out``, ``invalid-args``, ``not-found``, ``cancelled``, ``skipped``,
-    ``interrupted``). Span events: ``callwright.tool.progress``,
-    ``callwright.call.cancelled`` / ``.timed_out`` / ``.interrupted``. Arguments and
+    ``interrupted``, ``in-doubt``). Span events: ``callwright.tool.progress``,
+    ``callwright.call.cancelled`` / ``.timed_out`` / ``.interrupted`` / ``.in_doubt``. Arguments and
     results (``gen_ai.tool.call.arguments`` / ``.result``) only with content capture.
 
 Metrics: ``gen_ai.client.token.usage`` and ``gen_ai.client.operation.duration``

@@ -29,10 +29,11 @@ logging.getLogger("callwright").addHandler(logging.NullHandler())  # the applica
 RUN_LOGGER = logging.getLogger("callwright.run")
 """Logs one line as each run segment ends: INFO, WARNING when it ended in an error."""
 CALL_LOGGER = logging.getLogger("callwright.call")
-"""Logs one line per failed call: WARNING when the tool itself failed, timed out or was
-interrupted; INFO when the model's call was refused (invalid, unknown) or cancelled."""
+"""Logs one line per failed call: WARNING when the tool itself failed, timed out, was
+interrupted or is in doubt; INFO when the model's call was refused (invalid, unknown) or
+cancelled."""
 
-_TOOL_FAULTS = frozenset({"failed", "timed-out", "interrupted"})
+_TOOL_FAULTS = frozenset({"failed", "timed-out", "interrupted", "in-doubt"})
 _MAX_ERROR = 500
 
 

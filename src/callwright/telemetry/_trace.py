@@ -56,7 +56,12 @@ _paused: OrderedDict[tuple[str, str], SpanContext] = OrderedDict()
 """The span of each segment that paused, by (thread id, pending call id): its resume links
 to it. Bounded: the oldest go first."""
 
-_INTERRUPTING = {"cancelled": "cancelled", "interrupted": "interrupted", "timed-out": "timed_out"}
+_INTERRUPTING = {
+    "cancelled": "cancelled",
+    "interrupted": "interrupted",
+    "in-doubt": "in_doubt",
+    "timed-out": "timed_out",
+}
 
 
 def model_identity(name: str) -> tuple[str, str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import ClassVar
 
+from .._tool_files import with_labels
 from ..events import (
     Custom,
     PendingCall,
@@ -27,7 +28,9 @@ from ..events import (
     ToolPartialOutput,
     ToolProgress,
 )
+from ..usage import Usage
 from ._base import DeltaFrame, Payload, Payloads, SSEEncoder, on
+from ._tool_files import agui_part
 
 ACTIVITY_TYPE = "tool-activity"
 INTERRUPT_REASON = "tool_call"
@@ -60,9 +63,19 @@ class AGUIEncoder(SSEEncoder):
         }
     }
 
-    def __init__(self, *, protocol_1: bool = True, strip_paths: bool = False) -> None:
+    def __init__(
+        self,
+        *,
+        protocol_1: bool = True,
+        protocol_version: str | None = None,
+        strip_paths: bool = False,
+    ) -> None:
         super().__init__(strip_paths=strip_paths)
-        self.protocol_1 = protocol_1
+        self.protocol_1 = protocol_1 or protocol_version is not None
+        self.protocol_version = protocol_version
+        """The version declared on ``RUN_STARTED`` (``protocol_version(body)``); None: none."""
+        self.usage = Usage()
+        """The usage of the steps finished so far (for ``RUN_ERROR``)."""
         self.steps_before = 0
         """Steps of the stream this one continues (``continue_after``): its step names
         go on from there rather than start again at ``step-1``."""
@@ -79,7 +92,10 @@ class AGUIEncoder(SSEEncoder):
 
     @on(RunStarted)
     def _run_started(self, e: RunStarted) -> Payloads:
-        return {"type": "RUN_STARTED", "threadId": e.thread_id, "runId": e.run_id}
+        payload: Payload = {"type": "RUN_STARTED", "threadId": e.thread_id, "runId": e.run_id}
+        if self.protocol_version is not None:
+            payload["protocolVersion"] = self.protocol_version
+        return payload
 
     @on(RunFinished)
     def _run_finished(self, e: RunFinished) -> Payloads:
@@ -89,15 +105,8 @@ class AGUIEncoder(SSEEncoder):
         outcome = self._outcome(e)
         if outcome is not None:
             payload["outcome"] = outcome
-        usage = e.usage
-        if usage.requests:
-            payload["usage"] = [
-                {
-                    "inputTokens": usage.input_tokens,
-                    "outputTokens": usage.output_tokens,
-                    "totalTokens": usage.total_tokens,
-                }
-            ]
+        if e.usage.requests:
+            payload["usage"] = [_token_usage(e.usage)]
         return payload
 
     def _outcome(self, e: RunFinished) -> Payload | None:
@@ -118,7 +127,16 @@ class AGUIEncoder(SSEEncoder):
 
     @on(RunError)
     def _run_error(self, e: RunError) -> Payloads:
-        return {"type": "RUN_ERROR", "message": self.error_text(e.message), "code": e.code}
+        """With the usage of the model turns finished before the failure, as AG-UI 1.1
+        defines it (a run that failed before any has none)."""
+        payload: Payload = {
+            "type": "RUN_ERROR",
+            "message": self.error_text(e.message),
+            "code": e.code,
+        }
+        if self.usage.requests:
+            payload["usage"] = [_token_usage(self.usage)]
+        return payload
 
     @on(StepStarted)
     def _step_started(self, e: StepStarted) -> Payloads:
@@ -126,6 +144,7 @@ class AGUIEncoder(SSEEncoder):
 
     @on(StepFinished)
     def _step_finished(self, e: StepFinished) -> Payloads:
+        self.usage.add(e.usage)
         return {"type": "STEP_FINISHED", "stepName": f"step-{e.step + self.steps_before}"}
 
     # text and reasoning (the deltas are the base's fast path)
@@ -175,16 +194,20 @@ class AGUIEncoder(SSEEncoder):
             "type": "TOOL_CALL_RESULT",
             "messageId": f"result-{e.call_id}",
             "toolCallId": e.call_id,
-            "content": e.content,
+            "content": with_labels(e.content, e.files) if e.files else e.content,
             "role": "tool",
         }
+        info: Payload = {}
         if e.state != "output-available":
-            info: Payload = {"state": e.state}
+            info["state"] = e.state
             if e.error_kind:
                 info["errorKind"] = e.error_kind
-            result["metadata"] = {"callwright": info}
         elif e.artifact is not None:  # the content is its preview; the link is here
-            result["metadata"] = {"callwright": {"artifact": e.artifact}}
+            info["artifact"] = e.artifact
+        if e.files:  # the content is a string in every AG-UI schema: the parts go beside it
+            info["files"] = [agui_part(f) for f in e.files]
+        if info:
+            result["metadata"] = {"callwright": info}
         activity = self.progress.close(e)
         return result if activity is None else [_activity(e.call_id, activity), result]
 
@@ -292,6 +315,20 @@ def _question(pending: PendingCall) -> Payload:
         "toolCallId": pending.call_id,
         "responseSchema": request.schema,
     }
+
+
+def _token_usage(usage: Usage) -> Payload:
+    """One AG-UI ``TokenUsage`` entry; the optional counts only where the provider gave them."""
+    entry: Payload = {
+        "inputTokens": usage.input_tokens,
+        "outputTokens": usage.output_tokens,
+        "totalTokens": usage.total_tokens,
+    }
+    if usage.reasoning_tokens:
+        entry["reasoningTokens"] = usage.reasoning_tokens
+    if usage.cached_input_tokens:
+        entry["cachedInputTokens"] = usage.cached_input_tokens
+    return entry
 
 
 def _activity(call_id: str, content: Payload) -> Payload:

@@ -101,7 +101,9 @@ def decode_messages(raw: list[Any], files: FileLimits = DEFAULT_FILE_LIMITS) -> 
             out.append(SystemMessage(text_of(item.get("content"))))
         elif role == "user":
             content = item.get("content")
-            out.append(UserMessage(text_of(content), _id(item), agui_files(content, files)))
+            attached, skipped = agui_files(content, files)
+            said = "\n".join(filter(None, [text_of(content), *skipped]))
+            out.append(UserMessage(said, _id(item), attached))
         elif role == "assistant":
             calls = []
             for call in item.get("toolCalls") or ():

@@ -13,3 +13,23 @@ def wants_protocol_1(body: Any) -> bool:
     version = body.get("protocolVersion") if isinstance(body, dict) else None
     major = major_version(version) if isinstance(version, str) else None
     return major is not None and major >= 1
+
+
+SPOKEN = ("1.0", "1.1")
+"""The AG-UI versions callwright speaks, oldest first."""
+
+
+def protocol_version(body: Any) -> str | None:
+    """The version to declare on ``RUN_STARTED``: the newest one spoken that is not newer
+    than the client's ``protocolVersion`` (a 1.0 client gets 1.0, a 1.4 or 2.0 one 1.1).
+    None for a client that declared none, or one before 1.0: it has no such field."""
+    declared = body.get("protocolVersion") if isinstance(body, dict) else None
+    if not isinstance(declared, str) or not wants_protocol_1(body):
+        return None
+    parts = declared.strip().lstrip("v").split(".")
+    wanted = (
+        major_version(declared) or 0,
+        int(parts[1]) if parts[1:2] and parts[1].isdecimal() else 0,
+    )
+    usable = [v for v in SPOKEN if tuple(int(p) for p in v.split(".")) <= wanted]
+    return usable[-1] if usable else None

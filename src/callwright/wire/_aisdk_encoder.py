@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import ClassVar
 
 from ..events import (
@@ -31,7 +31,8 @@ from ..events import (
     ToolProgress,
 )
 from ._aisdk_versions import FINISH_REASONS, SUPPORTED_VERSIONS, VERSION_HEADER
-from ._base import DeltaFrame, Payload, Payloads, SSEEncoder, on, sse_headers
+from ._base import DeltaFrame, Payload, Payloads, SSEEncoder, on, payloads_of, sse, sse_headers
+from ._tool_files import aisdk_output
 
 HEADERS = sse_headers({"x-vercel-ai-ui-message-stream": "v1"})
 
@@ -61,6 +62,17 @@ class AISDKEncoder(SSEEncoder):
         self._finish = "stop"
         self._failed_input: set[str] = set()
         self._announced: set[str] = set()
+
+    def continue_after(self, frames: Iterable[bytes]) -> list[bytes]:
+        """As the base class; but for ai 7, a step the dead process left in its model turn
+        (no call announced yet) is retracted with ``reset-step`` rather than closed: the
+        continuing process asks the model again, and its answer replaces the half one
+        instead of following it. Earlier clients have no ``reset-step``: theirs is closed."""
+        kept = _unretracted(list(frames))
+        closing = super().continue_after(kept)
+        if self.version < 7 or not _in_model_turn(payloads_of(kept)):
+            return closing
+        return [sse({"type": "reset-step"}), sse({"type": "finish-step"})]
 
     # run and steps
 
@@ -267,9 +279,8 @@ class AISDKEncoder(SSEEncoder):
         progress = self.progress.close(e)
         out = [] if progress is None else [_progress(e.call_id, progress)]
         if e.state == "output-available":
-            out.append(
-                {"type": "tool-output-available", "toolCallId": e.call_id, "output": e.output}
-            )
+            output = aisdk_output(e.content, e.files, self.version) if e.files else e.output
+            out.append({"type": "tool-output-available", "toolCallId": e.call_id, "output": output})
         elif e.state == "output-denied" and self.version >= 6:
             out.append({"type": "tool-output-denied", "toolCallId": e.call_id})
         elif e.call_id not in self._failed_input:  # else already shown by tool-input-error
@@ -295,6 +306,33 @@ class AISDKEncoder(SSEEncoder):
     @on(Custom)
     def _custom(self, e: Custom) -> Payloads:
         return {"type": f"data-{e.name}", "data": e.value}
+
+
+def _unretracted(frames: list[bytes]) -> list[bytes]:
+    """The frames without those a ``reset-step`` retracted (its step's, after its
+    ``start-step``): what a client still holds."""
+    out: list[bytes] = []
+    step = 0
+    for frame in frames:
+        kind = payloads_of([frame])[0].get("type") if frame.startswith(b"data: {") else None
+        if kind == "reset-step":
+            del out[step:]
+            continue
+        if kind == "start-step":
+            step = len(out) + 1
+        out.append(frame)
+    return out
+
+
+def _in_model_turn(payloads: list[Payload]) -> bool:
+    """Whether the stream ends inside a step whose model turn announced no tool call."""
+    for payload in reversed(payloads):
+        kind = payload.get("type")
+        if kind == "start-step":
+            return True
+        if kind == "finish-step" or (isinstance(kind, str) and kind.startswith("tool-")):
+            return False
+    return False
 
 
 def _error(message: str, code: str) -> Payload:

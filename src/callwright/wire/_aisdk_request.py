@@ -31,6 +31,7 @@ from ._common import (
     with_extras,
 )
 from ._files import DEFAULT_FILE_LIMITS, FileLimits, aisdk_files
+from ._tool_files import aisdk_files_back
 
 NOT_EXECUTED = "Not executed: the user sent a new message instead."
 INTERRUPTED = "Interrupted: the tool did not finish."
@@ -156,6 +157,9 @@ def _result(
                 return ToolResultMessage(call_id, name, NOT_EXECUTED, True)
             claims.append(ApprovalClaim(answer[0], answer[1], call_id))
             return None
+        with_files = aisdk_files_back(part.get("output"))
+        if with_files is not None:
+            return ToolResultMessage(call_id, name, with_files[0], files=with_files[1])
         return ToolResultMessage(call_id, name, to_model_text(part.get("output")))
     if state == "output-error":
         return ToolResultMessage(call_id, name, str(part.get("errorText") or "Tool failed."), True)

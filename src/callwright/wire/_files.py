@@ -13,6 +13,12 @@ naming the problem, never dropped:
 * a malformed ``data:`` URL or base64, a URL that is not https, a provider file
   handle (AG-UI ``file`` source), a part without data or URL: 400 ``invalid_file``.
 
+Except on AG-UI, whose run-input rules say a server must not fail a run for an input
+part it cannot use: there a well-formed part of a media type outside the limits, or a
+provider file handle, is skipped, and the model is told so by a line added to the
+message's text (``SKIPPED``). The size and count limits still answer 413, and a
+malformed part still 400.
+
 A hosted URL is handed to the model provider as a URL: the server never fetches it,
 so a client cannot make it reach addresses only the server can (SSRF).
 
@@ -74,17 +80,42 @@ def aisdk_files(parts: list[Any], limits: FileLimits) -> list[FilePart]:
     ]
 
 
-def agui_files(content: Any, limits: FileLimits) -> list[FilePart]:
-    """The media parts (and legacy ``binary`` parts) of an AG-UI user message, in order."""
+SKIPPED = "[{where} was not passed on: {why}]"
+"""The line the model reads in place of an AG-UI input part the server skipped."""
+
+
+def agui_files(content: Any, limits: FileLimits) -> tuple[list[FilePart], list[str]]:
+    """The media parts (and legacy ``binary`` parts) of an AG-UI user message, in order,
+    and a ``SKIPPED`` line for each part this server cannot use (see the module's doc)."""
     if not isinstance(content, list):
-        return []
+        return [], []
     found = [
         p
         for p in content
         if isinstance(p, dict) and (p.get("type") in AGUI_MEDIA or p.get("type") == "binary")
     ]
     _check_count(len(found), limits)
-    return [_agui_part(p, limits, f"{p['type']} part {i}") for i, p in enumerate(found)]
+    files: list[FilePart] = []
+    skipped: list[str] = []
+    for i, part in enumerate(found):
+        where = f"{part['type']} part {i}"
+        try:
+            files.append(_agui_part(part, limits, where))
+        except _Unusable as exc:
+            skipped.append(SKIPPED.format(where=where, why=exc.why))
+        except WireError as exc:
+            if exc.code != "unsupported_media_type":
+                raise
+            skipped.append(SKIPPED.format(where=where, why=exc.message.split(": ", 1)[-1]))
+    return files, skipped
+
+
+class _Unusable(Exception):
+    """A well-formed AG-UI part this server cannot use (skipped, not refused)."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(why)
+        self.why = why
 
 
 def _agui_part(part: dict[str, Any], limits: FileLimits, where: str) -> FilePart:
@@ -101,7 +132,7 @@ def _agui_part(part: dict[str, Any], limits: FileLimits, where: str) -> FilePart
     kind = source.get("type") if isinstance(source, dict) else None
     if not isinstance(source, dict) or kind not in ("data", "url"):
         if kind == "file":
-            raise _invalid(f"{where}: provider file handles are not accepted; send data or a url")
+            raise _Unusable("provider file handles are not accepted; send data or a url")
         raise _invalid(f"{where} needs a source of type data or url")
     if kind == "data":
         return inline_file(source.get("value"), source.get("mimeType"), filename, limits, where)
@@ -151,15 +182,15 @@ def inline_file(
     if not isinstance(data, str) or not data:
         raise _invalid(f"{where} needs base64 data")
     kind = _normal(media_type)
-    _check_type(kind, limits, where, url=False)
     padding = len(data) - len(data.rstrip("="))
     size = len(data) * 3 // 4 - padding
-    if size > limits.max_file_bytes:
+    if size > limits.max_file_bytes:  # before the type: a skipped part is still bounded
         raise WireError(
             f"{where}: a file of {size:,} bytes is over the limit of {limits.max_file_bytes:,}",
             "file_too_large",
             413,
         )
+    _check_type(kind, limits, where, url=False)
     try:
         base64.b64decode(data, validate=True)
     except (binascii.Error, ValueError):

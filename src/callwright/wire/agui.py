@@ -53,7 +53,15 @@ Choices worth knowing:
 
 from ._agui_encoder import AGUIEncoder
 from ._agui_request import decode_messages, decode_request
-from ._agui_versions import wants_protocol_1
+from ._agui_versions import SPOKEN, protocol_version, wants_protocol_1
 from ._base import HEADERS
 
-__all__ = ["HEADERS", "AGUIEncoder", "decode_messages", "decode_request", "wants_protocol_1"]
+__all__ = [
+    "HEADERS",
+    "SPOKEN",
+    "AGUIEncoder",
+    "decode_messages",
+    "decode_request",
+    "protocol_version",
+    "wants_protocol_1",
+]

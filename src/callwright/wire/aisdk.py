@@ -16,7 +16,9 @@ Choices worth knowing:
   ``new DefaultChatTransport({headers: {"x-ai-sdk-version": "7"}})``), else
   from the server option, default 6. On 5 a tool that needs approval ends the
   stream with an ``error`` chunk saying so, and a denial is sent as
-  ``tool-output-error``.
+  ``tool-output-error``. A continued stream (a replica took over a dead one's run)
+  retracts a step cut in its model turn with ``reset-step`` for ai 7, which alone
+  has that chunk; older clients get the step closed.
 * **One assistant message per response.** ``start.messageId`` is the id of the
   last assistant message when the request continues it (after a front-end
   tool's output or an approval), so the client appends to it instead of

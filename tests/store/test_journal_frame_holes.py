@@ -1,0 +1,66 @@
+"""A journal write that fails mid-stream leaves no hole in the run's kept log.
+
+A streamed reply's frames are kept in chunks every half second, not at a durable point:
+a chunk whose batch failed (the database away for a moment) was noticed only at the
+run's end, and the chunks after it, written once the database was back, were kept after
+the lost one. The replay then began mid-reply (a text delta whose start was lost; no
+``RUN_STARTED``), which ``@ag-ui/client`` and ``ai`` reject: the chaos run
+(bench/kill_any_one.py) found it after Postgres restarts. Now nothing more is written
+after a failed write: the kept log is a prefix of the stream, then the run's error.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import httpx
+
+from callwright import Agent
+from callwright.models import ScriptedModel
+from callwright.server import create_app
+from callwright.store import open_journal
+from live_server import Server
+
+WORDS = 150
+
+
+def test_a_failed_chunk_leaves_no_hole_in_the_kept_log(tmp_path: Path) -> None:
+    target = str(tmp_path / "runs.db")
+    journal = open_journal(target, busy_seconds=0.3)
+    model = ScriptedModel(lambda _: [" ".join(["w"] * WORDS)], split_text=True, delay=0.02)
+    run = f"r_{uuid.uuid4().hex}"
+    body = {
+        "threadId": f"t_{uuid.uuid4().hex}", "runId": run, "tools": [], "context": [],
+        "state": {}, "forwardedProps": {},
+        "messages": [{"id": "u1", "role": "user", "content": "talk"}],
+    }  # fmt: skip
+    text = ""
+    try:
+        with Server(create_app(Agent(model, []), journal=journal)) as server:
+            holder = sqlite3.connect(
+                target, timeout=30, isolation_level=None, check_same_thread=False
+            )
+            held = threading.Event()
+            with httpx.stream("POST", server.url + "/agui", json=body, timeout=60) as response:
+                for chunk in response.iter_text():
+                    text += chunk
+                    if not held.is_set() and text.count("TEXT_MESSAGE_CONTENT") >= 10:
+                        held.set()  # the write lock held past the busy timeout, then let go
+                        holder.execute("BEGIN IMMEDIATE")
+                        threading.Timer(1.2, holder.execute, ("ROLLBACK",)).start()
+            time.sleep(1.5)
+            holder.close()
+            kept = journal.events_after(run, 0)
+    finally:
+        journal.close()
+    assert held.is_set()
+    offsets = [offset for offset, _ in kept]
+    assert offsets, "nothing kept"
+    assert offsets == list(range(offsets[0], offsets[0] + len(offsets))), offsets
+    assert offsets[0] == 1, offsets[:5]
+    first = next(frame for _, frame in kept if frame)
+    assert b'"RUN_STARTED"' in first or b'"RUN_ERROR"' in first, first[:200]
