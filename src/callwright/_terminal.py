@@ -14,7 +14,9 @@ the model sees that reason.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import signal
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -43,7 +45,7 @@ from .events import (
     ToolInputError,
     ToolProgress,
 )
-from .run import Agent
+from .run import Agent, Run
 
 NO_TERMINAL = "no terminal to ask for approval"
 NO_TERMINAL_INPUT = "no terminal to answer it"
@@ -136,7 +138,34 @@ class TerminalRun:
 
     async def _show(self, run: Any) -> tuple[list[ApprovalRequested | InputRequested], bool]:
         """Print one run's events; return the approvals and questions it paused on, and
-        whether it failed."""
+        whether it failed. Meanwhile Ctrl-C stops one call (see ``_stop_one``)."""
+        loop = asyncio.get_running_loop()
+        try:
+            loop.add_signal_handler(signal.SIGINT, self._stop_one, run)
+        except (NotImplementedError, RuntimeError, ValueError):  # Windows, or not the main thread
+            return await self._print(run)
+        try:
+            return await self._print(run)
+        finally:
+            loop.remove_signal_handler(signal.SIGINT)
+
+    def _stop_one(self, run: Run[Any, Any]) -> None:
+        """Ctrl-C while a run streams: stop its most recent running call and let the run go
+        on (the model gets ``Cancelled: cancelled by the user``); with no call running,
+        stop the run."""
+        running = run.running_calls()
+        if running and run.cancel_call(running[-1]):
+            self.bars.close()
+            self.console.print(
+                "[yellow]stopping the most recent call "
+                "(Ctrl-C again stops the next one, or the run)[/yellow]"
+            )
+            return
+        self.bars.close()
+        self.console.print("[yellow]stopping the run[/yellow]")
+        run.cancel("cancelled by the user")
+
+    async def _print(self, run: Any) -> tuple[list[ApprovalRequested | InputRequested], bool]:
         console = self.console
         in_text = False
         approvals: list[ApprovalRequested | InputRequested] = []

@@ -95,6 +95,41 @@ class CancelToken:
         self._children.discard(child)
 
 
+class LiveCalls:
+    """The calls of a run whose tools are running now, by call id: how one call is
+    stopped without stopping its run (``Run.cancel_call``). The executor adds a call when
+    its task starts and drops it when the call is done; only the event loop touches it."""
+
+    __slots__ = ("_stops",)
+
+    def __init__(self) -> None:
+        self._stops: dict[str, Callable[[str], None]] = {}
+
+    def add(self, call_id: str, stop: Callable[[str], None]) -> None:
+        self._stops[call_id] = stop
+
+    def discard(self, call_id: str) -> None:
+        self._stops.pop(call_id, None)
+
+    def stop(self, call_id: str, reason: str) -> bool:
+        """Stop the call (once); False when no call of that id is running."""
+        stop = self._stops.pop(call_id, None)
+        if stop is None:
+            return False
+        stop(reason)
+        return True
+
+    def ids(self) -> list[str]:
+        """The running calls' ids, oldest first."""
+        return list(self._stops)
+
+    def __contains__(self, call_id: object) -> bool:
+        return call_id in self._stops
+
+    def __len__(self) -> int:
+        return len(self._stops)
+
+
 ProgressSink = Callable[[str, float | None], None]
 UpdateSink = Callable[[Any], None]
 EventSink = Callable[["Event"], None]
@@ -160,6 +195,8 @@ class RunScope(Generic[DepsT]):
     started it (kept by the journal with the run, so a run continued in another process
     has it too); None for a run started without one (no ``authenticate``, or outside a
     server). Delegates' runs inherit it."""
+    live_calls: LiveCalls = field(default_factory=LiveCalls)
+    """The run's calls whose tools are running now (``Run.cancel_call`` stops one)."""
 
     def child_depth(self, name: str) -> int:
         """The depth of a sub-run started from this scope; refuses one past the limit."""

@@ -194,10 +194,10 @@ class StepExecutor(Generic[DepsT]):
                     for event in self._finished(call):
                         yield event
                 continue
-            for call, _ in group:
-                yield ToolExecutionStart(call.id, call.tool_name)
-            running = self._start(group)
+            running = self._start(group)  # before the starts: a started call can be stopped
             try:
+                for call, _ in group:
+                    yield ToolExecutionStart(call.id, call.tool_name)
                 remaining = len(group)
                 while remaining:
                     item = await running.queue.get()
@@ -430,14 +430,19 @@ class StepExecutor(Generic[DepsT]):
                 loop.call_soon_threadsafe(queue.put_nowait, item)
 
         timed_out: set[str] = set()
+        stopped: dict[str, str] = {}
         trace = self.scope.trace  # when tracing, each task runs with its call's span current
-        tasks = [
-            asyncio.create_task(
-                self._run_one(call, executor, put, timed_out),
+        tasks = []
+        for call, executor in group:
+            # a plain function without a ToolContext parameter never sees one: skip making it
+            uses_context = call.tool is not None and call.tool.uses_context
+            token = self.scope.cancel.child() if uses_context else None
+            task = asyncio.create_task(
+                self._run_one(call, executor, put, token, timed_out, stopped),
                 context=None if trace is None else trace.tool_context(call),
             )
-            for call, executor in group
-        ]
+            tasks.append(task)
+            self.scope.live_calls.add(call.id, self._stopper(call.id, token, task, stopped))
 
         def hard_cancel() -> None:
             for task in tasks:
@@ -464,11 +469,37 @@ class StepExecutor(Generic[DepsT]):
             if timer is not None:
                 timer.cancel()
             self.scope.cancel.remove_callback(on_cancel)
-            for task in tasks:
+            for (call, _), task in zip(group, tasks, strict=True):
+                self.scope.live_calls.discard(call.id)
                 if not task.done():
                     task.cancel()
 
         return _Running(queue, close)
+
+    def _stopper(
+        self,
+        call_id: str,
+        token: CancelToken | None,
+        task: asyncio.Task[None],
+        stopped: dict[str, str],
+    ) -> Callable[[str], None]:
+        """How ``Run.cancel_call`` stops one call: its token fires and its task is cancelled
+        after ``cancel_grace`` (at once for a tool that takes no ``ToolContext``: it could
+        not see the token)."""
+        grace = self.policy.cancel_grace
+
+        def stop(reason: str) -> None:
+            stopped[call_id] = reason
+            loop = asyncio.get_running_loop()
+            if token is None:
+                # after the task's first step (scheduled before this): cancelled before it
+                # ran, the task would end without reporting its call
+                loop.call_soon(task.cancel)
+                return
+            token.cancel(reason)
+            loop.call_later(grace, task.cancel)
+
+        return stop
 
     def _context(
         self, call: Call, token: CancelToken, put: Callable[[Event | _Finished | _Asked], None]
@@ -496,12 +527,12 @@ class StepExecutor(Generic[DepsT]):
         call: Call,
         executor: Executor,
         put: Callable[[Event | _Finished | _Asked], None],
+        token: CancelToken | None,
         timed_out: set[str],
+        stopped: Mapping[str, str],
     ) -> None:
         tool = call.tool
         assert tool is not None
-        # a plain function without a ToolContext parameter never sees one: skip making it
-        token = self.scope.cancel.child() if tool.uses_context else None
         ctx = self._context(call, token, put) if token is not None else None
         asked: InputRequest | None = None
         try:
@@ -531,7 +562,9 @@ class StepExecutor(Generic[DepsT]):
         except ToolError as exc:
             call.fail(exc)
         except asyncio.CancelledError:
-            if call.id in timed_out and self.policy.tool_timeout is not None:
+            if call.id in stopped:
+                call.fail(Cancelled(stopped[call.id]))
+            elif call.id in timed_out and self.policy.tool_timeout is not None:
                 if token is not None:
                     token.cancel("timed out")
                 call.fail(TimedOut(self.policy.tool_timeout))
@@ -540,6 +573,7 @@ class StepExecutor(Generic[DepsT]):
         except Exception as exc:  # a raising tool is a result the model sees, never a crash
             call.fail(ToolError(str(exc) or type(exc).__name__))
         finally:
+            self.scope.live_calls.discard(call.id)
             if token is not None:
                 self.scope.cancel.release(token)
         put(_Finished(call) if asked is None else _Asked(call, asked))

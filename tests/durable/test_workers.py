@@ -271,6 +271,22 @@ async def test_the_runs_cancel_reaches_the_tool(web: Web) -> None:
     assert ran(web.side_effects, "end", t) == []
 
 
+async def test_one_cancelled_call_reaches_the_tool_and_the_run_goes_on(web: Web) -> None:
+    t = tag()
+    run = web.agent.stream(f'slow {{"seconds": 30, "tag": "{t}"}}')
+    events: list[Event] = []
+    async for event in run:
+        events.append(event)
+        if isinstance(event, ToolProgress) and event.text == "step 3/300":
+            assert run.cancel_call(event.call_id) is True
+    result = result_of(events)
+    assert (result.state, result.error_kind) == ("output-error", "cancelled")
+    assert result.content == "Cancelled: cancelled by the user"
+    assert run.result is not None and run.result.status == "completed"
+    await wait_for(lambda: ran(web.side_effects, "cancelled", t))
+    assert ran(web.side_effects, "end", t) == []
+
+
 async def test_a_timeout_reaches_the_tool(web: Web) -> None:
     t = tag()
     started = time.monotonic()

@@ -80,6 +80,10 @@ TURNS: dict[str, list[Any]] = {
         call("calculate", {"expression": "6 * 7", "_outputPath": "answer"}, id="call_calc")
     ],
     "long": [call("long_task", {}, id="call_long")],
+    "stopone": [
+        call("long_task", {}, id="call_long_one"),
+        call("deploy", {"env": "staging"}, id="call_deploy_one"),
+    ],
     "deploy": [call("deploy", {"env": "staging"}, id="call_deploy")],
     "chart": [call("chart", {}, id="call_chart")],
     "divide": [call("calculate", {"expression": "1 / 0"}, id="call_divide")],

@@ -182,6 +182,27 @@ def test_progress_text_without_a_fraction_and_the_stop_button(
     ready(page)
 
 
+def test_a_cards_stop_button_stops_that_call_and_the_run_goes_on(
+    page: Page, cancelled: list[str]
+) -> None:
+    send(page, "stopone please")
+    task = card(page, "call_long_one")
+    expect(task.locator(".progress-text")).to_contain_text("working, step")
+    expect(card(page, "call_deploy_one")).to_have_attribute("data-state", "complete")
+    expect(card(page, "call_deploy_one").locator(".stop-call")).to_be_hidden()
+    task.locator(".stop-call").click()
+    expect(task).to_have_attribute("data-state", "error")
+    expect(task.locator(".result pre")).to_have_text("Cancelled: cancelled by the user")
+    expect(task.locator(".stop-call")).to_be_hidden()
+    assert "call_long_one" in cancelled  # the tool saw its token before its result came
+    expect(last_answer(page)).to_have_text(
+        "Done: long_task=Cancelled: cancelled by the user (error); "
+        'deploy={"env":"staging","status":"deployed"}'
+    )
+    expect(page.locator(".notice.error")).to_have_count(0)
+    ready(page)
+
+
 def test_approve_a_call_and_see_its_result(page: Page, sandbox: Path) -> None:
     send(page, "save groceries")
     dialog = page.locator("#approval")

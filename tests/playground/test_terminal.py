@@ -99,6 +99,17 @@ def test_progress_bars_in_a_terminal(sandbox: Path) -> None:
     assert "Done: count_slowly=counted to 3" in out
 
 
+def test_ctrl_c_stops_the_running_call_and_the_run_goes_on(sandbox: Path) -> None:
+    child = spawn("stopone please", sandbox)
+    child.expect("← deploy")
+    child.expect("long_task: working, step")
+    child.sendintr()
+    child.expect("stopping the most recent call")
+    out = transcript(child)
+    assert "← long_task error: Cancelled: cancelled by the user" in out
+    assert "Done: long_task=Cancelled: cancelled by the user (error); deploy=" in out
+
+
 def test_yes_approves_without_asking(sandbox: Path) -> None:
     out = run_without_terminal("save groceries", sandbox, "--yes")
     assert "approved write_file" in out and "(--yes)" in out

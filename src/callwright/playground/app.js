@@ -128,6 +128,7 @@ const subRuns = new Map(); // subagentRunId -> the element its events go into
 let streaming = false;
 let stopRequested = false;
 let timeline = null; // the current turn's timeline
+let runId = null; // the streaming run's id (RUN_STARTED): what a card's Stop names
 
 function newAgent() {
   return new HttpAgent({
@@ -206,7 +207,13 @@ function card(id, name, event) {
     el("span", "where", browser ? "browser tool" : "server tool"),
   );
   const state = el("span", "state");
-  head.append(state);
+  // Stop one call of the run and let the others go on (the run's own calls only: a
+  // sub-agent's calls belong to its own run)
+  const stop = el("button", "stop-call", "Stop");
+  stop.type = "button";
+  stop.hidden = true;
+  stop.title = "Stop this call; the run goes on";
+  head.append(state, stop);
   const argsLabel = el("div", "label", "Arguments");
   const args = el("pre", "args");
   const progress = el("div", "progress");
@@ -230,7 +237,9 @@ function card(id, name, event) {
   c = {
     id, name, root, state, args, argsText: "", progress, bar, fill, progressText,
     partial, partialPre, result, resultLabel, resultPre, browser, finished: false,
+    stop, stoppable: !browser && !event?.subagentRunId,
   };
+  stop.addEventListener("click", () => stopCall(c));
   cards.set(id, c);
   append(root, containerFor(event ?? {}));
   setCardState(c, "streaming", "streaming arguments");
@@ -245,6 +254,29 @@ function setText(node, text) {
 function setCardState(c, state, label) {
   c.root.dataset.state = state;
   setText(c.state, label);
+  c.stop.hidden = !(state === "running" && c.stoppable && streaming && runId);
+}
+
+// POST /runs/{runId}/calls/{id}/cancel: the call's result ("Cancelled: cancelled by the
+// user") then comes on the run's stream like any other.
+async function stopCall(c) {
+  c.stop.disabled = true;
+  setText(c.state, "stopping…");
+  let response = null;
+  try {
+    response = await fetch(
+      new URL(`/runs/${encodeURIComponent(runId)}/calls/${encodeURIComponent(c.id)}/cancel`, location.href),
+      { method: "POST", headers: { ...authHeaders(), "Content-Type": "application/json" }, body: "{}" },
+    );
+  } catch (error) {
+    notice("error", `Could not stop ${c.name}: ${error.message ?? error}`);
+    return;
+  }
+  if (response.ok || c.finished) return;
+  const body = await response.json().catch(() => ({}));
+  c.stop.disabled = false;
+  setCardState(c, c.root.dataset.state, "running");
+  notice("error", `Could not stop ${c.name}: ${body.error?.message ?? response.status}`);
 }
 
 function showResult(c, state, label, title, value) {
@@ -302,6 +334,9 @@ function handle(event, run) {
   // a stop aborts the request, which the client reports as a run error of its own
   if (!(event.type === "RUN_ERROR" && stopRequested)) timeline?.on(event);
   switch (event.type) {
+    case "RUN_STARTED":
+      runId = event.runId;
+      break;
     case "TEXT_MESSAGE_START":
       bubble(event.messageId, "assistant", event);
       break;

@@ -217,6 +217,19 @@ class Run(Generic[DepsT, OutputT]):
         and its history so far. Asked for, so not a failure: nothing raises."""
         self.scope.cancel.cancel(reason)
 
+    def cancel_call(self, call_id: str, reason: str = "cancelled by the user") -> bool:
+        """Stop one running call and let the run go on: the call's cancel token fires, its
+        tool has the agent's ``cancel_grace`` to stop before its task is cancelled, and the
+        model gets the error result ``Cancelled: <reason>`` (kind ``cancelled``) for it
+        with the step's other results. A tool that returns anyway within its grace keeps
+        its result. Returns False, changing nothing, when no call of that id is running
+        (unknown, not started yet, or finished). Call it on the run's event loop."""
+        return self.scope.live_calls.stop(call_id, reason)
+
+    def running_calls(self) -> list[str]:
+        """The ids of the calls whose tools are running now (what ``cancel_call`` can stop)."""
+        return self.scope.live_calls.ids()
+
     # --- the loop ----------------------------------------------------------------------
 
     def __aiter__(self) -> AsyncIterator[Event]:

@@ -80,6 +80,12 @@ def create_app(
                 methods=["GET"],
             ),
             Route("/runs/{run_id}/artifacts/{artifact_id}", preflight, methods=["OPTIONS"]),
+            Route(
+                "/runs/{run_id}/calls/{call_id}/cancel",
+                endpoints.handle_cancel_call,
+                methods=["POST"],
+            ),
+            Route("/runs/{run_id}/calls/{call_id}/cancel", preflight, methods=["OPTIONS"]),
             Route("/healthz", endpoints.handle_health, methods=["GET"]),
             Route("/readyz", endpoints.handle_ready, methods=["GET"]),
             Route("/", endpoints.handle_page, methods=["GET"]),

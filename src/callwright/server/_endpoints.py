@@ -39,6 +39,7 @@ from ..wire._base import SSEEncoder
 from ..wire._common import client_id
 from ._artifacts import serve_artifact
 from ._body import ServerLimits, decode_agui, decode_chat, read_json
+from ._cancel import LiveRuns
 from ._health import Readiness
 from ._responses import RunStream, refusal, replay_response
 from ._security import (
@@ -79,7 +80,8 @@ class Endpoints(Generic[DepsT]):
 
     ``create_app`` mounts them at ``POST /agui``, ``POST /api/chat``,
     ``GET /api/chat/{chat_id}/stream``, ``GET /runs/{run_id}/events``,
-    ``GET /runs/{run_id}/artifacts/{artifact_id}``, ``GET /``,
+    ``GET /runs/{run_id}/artifacts/{artifact_id}``,
+    ``POST /runs/{run_id}/calls/{call_id}/cancel``, ``GET /``,
     ``GET /playground.js`` (and ``OPTIONS`` for CORS preflights), and the probes
     ``GET /healthz`` and ``GET /readyz``. In your own app,
     either give them your ``authenticate`` and ``deps_factory`` hooks, or call them from
@@ -149,6 +151,7 @@ class Endpoints(Generic[DepsT]):
     _gate: Gate = field(init=False, repr=False)
     _verifier: ApprovalVerifier = field(init=False, repr=False)
     _threads: RunningThreads = field(init=False, repr=False)
+    _live: LiveRuns = field(init=False, repr=False)
     _readiness: Readiness = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -165,6 +168,7 @@ class Endpoints(Generic[DepsT]):
             else LedgerVerifier(self.ledger)
         )
         self._threads = RunningThreads()
+        self._live = LiveRuns()
         self._readiness = Readiness(self.agent, self.journal, self.durable)
         if self.durable is not None and self.durable.deps_factory is None:
             self.durable.deps_factory = self.deps_factory
@@ -283,6 +287,34 @@ class Endpoints(Generic[DepsT]):
             media_type=found.media_type,
             headers={**self._headers(request), **found.headers},
         )
+
+    async def handle_cancel_call(
+        self,
+        request: Request,
+        *,
+        run_id: str | None = None,
+        call_id: str | None = None,
+        principal: str | None = None,
+    ) -> Response:
+        """``POST /runs/{run_id}/calls/{call_id}/cancel``: stop one running call and let its
+        run go on (``Run.cancel_call``). 202 ``{"cancelled": true}``: the call's token has
+        fired, and its result (``Cancelled: cancelled by the user``) comes on the run's
+        stream once its tool has stopped. 409 ``call_finished`` for a call that is not
+        running; 404 ``unknown_call`` for an unknown run or call and for another
+        principal's run. The run must be streaming on this process. ``run_id`` and
+        ``call_id`` default to the route's path parameters."""
+        try:
+            principal = await self._principal(request, principal, body=True)
+            params = request.path_params
+            run = run_id if run_id is not None else str(params.get("run_id", ""))
+            call = call_id if call_id is not None else str(params.get("call_id", ""))
+            client_id(run, "the run id")
+            client_id(call, "the call id")
+            self._live.cancel_call(principal, run, call)
+        except WireError as exc:
+            return self._refuse(request, exc)
+        body = {"cancelled": True, "runId": run, "callId": call}
+        return JSONResponse(body, status_code=202, headers=self._headers(request))
 
     async def handle_chat(
         self, request: Request, *, deps: DepsT | None = None, principal: str | None = None
@@ -430,6 +462,9 @@ class Endpoints(Generic[DepsT]):
             run, encoder, issuer, recorder, heartbeat_seconds=self.limits.heartbeat_seconds
         )
         stream.stream_headers.update(self._headers(request))
+        live = self._live
+        live.add(run, caller.principal)
+        stream.on_close = lambda: live.remove(run)
         return lease.hold(stream)
 
     def _segment_spec(

@@ -142,10 +142,10 @@ class RunStream(Response):
         self.encoder = encoder
         self.issuer = issuer
         self.recorder = recorder
-        self.on_finish: Callable[[str | None], None] | None = None
-        """Called with the segment's status once the stream and its journal writes are done
-        (a durable runtime's workflow waits for it)."""
+        self.on_close: Callable[[], None] | None = None
+        """Called once the stream has ended, however it ended."""
         self.stream_headers = dict(encoder.headers)
+        self.stream_headers[RUN_ID_HEADER] = run.run_id  # what a cancel request names
         if recorder is not None:
             self.stream_headers[RUN_ID_HEADER] = recorder.segment.request_id
             recorder.cut_frame = self._cut_frame
@@ -184,12 +184,10 @@ class RunStream(Response):
                 on_event=self._record,
             )
         finally:
+            if self.on_close is not None:
+                self.on_close()
             if self.recorder is not None:
-                try:
-                    await self.recorder.finish("cancelled", "the stream ended early")
-                finally:
-                    if self.on_finish is not None:
-                        self.on_finish(self.recorder.status)
+                await self.recorder.finish("cancelled", "the stream ended early")
 
 
 async def _stop_on_failure(durable: Awaitable[None]) -> None:
