@@ -21,9 +21,9 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from callwright import Agent, UserMessage, tool
+from callwright import Agent, UserMessage, start_journaled, tool
 from callwright.models import ModelRequest, ScriptedModel, call
-from callwright.store import SQLiteJournal, start_journaled
+from callwright.store import SQLiteJournal
 
 
 @tool

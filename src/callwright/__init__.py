@@ -17,6 +17,8 @@ from ._errors import (
     ConfigurationError,
     MissingAPIKey,
 )
+from ._journaled import begin_journaled, start_journaled
+from ._run_start import RunStart
 from ._tool_files import MAX_TOOL_FILE_BYTES, File
 from .approvals import AgentApprovalPolicy, ApprovalQuery, ThreadApprovals
 from .call import (
@@ -110,6 +112,7 @@ __all__ = [
     "RunFailed",
     "RunResult",
     "RunScope",
+    "RunStart",
     "Skipped",
     "StepInfo",
     "StepPlan",
@@ -133,8 +136,10 @@ __all__ = [
     "Usage",
     "UserMessage",
     "batched",
+    "begin_journaled",
     "events",
     "has_tool_call",
+    "start_journaled",
     "step_count_is",
     "tool",
 ]

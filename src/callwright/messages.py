@@ -184,3 +184,24 @@ def message_from_dict(data: dict[str, Any]) -> Message:
         return _ONE.validate_python(data)
     except ValidationError as exc:
         raise ValueError(f"not a message: {exc.errors(include_url=False)[0]['msg']}") from None
+
+
+def last_assistant_index(messages: list[Message]) -> int:
+    """The index of the last assistant message (-1: none)."""
+    for i in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[i], AssistantMessage):
+            return i
+    return -1
+
+
+def merge_results(messages: list[Message], results: list[ToolResultMessage]) -> None:
+    """Resuming: the results already in history and the new ones, sorted into call order."""
+    index = last_assistant_index(messages)
+    assistant = messages[index]
+    assert isinstance(assistant, AssistantMessage)
+    order = {part.id: i for i, part in enumerate(assistant.tool_calls)}
+    tail = messages[index + 1 :]
+    existing = [m for m in tail if isinstance(m, ToolResultMessage)]
+    others = [m for m in tail if not isinstance(m, ToolResultMessage)]
+    merged = sorted([*existing, *results], key=lambda m: order.get(m.call_id, len(order)))
+    messages[index + 1 :] = [*merged, *others]

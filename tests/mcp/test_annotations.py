@@ -16,12 +16,12 @@ from typing import Any
 import mcp_types as types
 import pytest
 
-from callwright import Agent
+from callwright import Agent, start_journaled
 from callwright import events as ev
 from callwright.mcp._convert import idempotent, needs_approval
 from callwright.messages import ToolResultMessage, UserMessage
 from callwright.models import ScriptedModel, call
-from callwright.store import SQLiteJournal, start_journaled
+from callwright.store import SQLiteJournal
 
 
 def hinted(**hints: Any) -> types.Tool:

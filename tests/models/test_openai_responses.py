@@ -520,7 +520,8 @@ async def test_a_structured_answer_comes_through_the_output_tool(replay: Any) ->
 
 
 async def test_encrypted_reasoning_survives_the_run_journal(replay: Any, tmp_path: Any) -> None:
-    from callwright.store import open_journal, start_journaled
+    from callwright import start_journaled
+    from callwright.store import open_journal
 
     first = Stream().created()
     reasoning = first.reasoning("rs_1", [], "gAAAAB-sealed==")

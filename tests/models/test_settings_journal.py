@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 
-from callwright import Agent, ConfigurationError, ModelSettings, tool
+from callwright import Agent, ConfigurationError, ModelSettings, start_journaled, tool
 from callwright import events as ev
 from callwright.durable._segment import SegmentSpec, continued_run
 from callwright.messages import UserMessage
 from callwright.models._retry import RetryPolicy
 from callwright.models.openai_responses import OpenAIResponsesModel
-from callwright.store import Answer, SQLJournal, open_journal, recorder_for, start_journaled
+from callwright.store import Answer, SQLJournal, open_journal, recorder_for
 from models._responses import Stream
 
 FAST = RetryPolicy(max_attempts=1, base_delay=0.01)

@@ -20,12 +20,12 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
-from callwright import Agent, CallwrightDeprecationWarning, ToolContext, tool
+from callwright import Agent, CallwrightDeprecationWarning, ToolContext, start_journaled, tool
 from callwright import events as ev
 from callwright.messages import ToolResultMessage, UserMessage
 from callwright.models import ModelRequest, ScriptedModel, call
 from callwright.server import Endpoints, ServerLimits, create_app
-from callwright.store import ApprovalSigner, SQLiteJournal, start_journaled
+from callwright.store import ApprovalSigner, SQLiteJournal
 from live_server import Server
 
 

@@ -15,13 +15,13 @@ import httpx
 import pytest
 
 from _sse import frames
-from callwright import Agent, InDoubt, ToolContext, tool
+from callwright import Agent, InDoubt, ToolContext, start_journaled, tool
 from callwright import events as ev
 from callwright.call import idempotency_key, is_in_doubt
 from callwright.messages import ToolResultMessage, UserMessage
 from callwright.models import ScriptedModel, call
 from callwright.server import create_app
-from callwright.store import SQLJournal, open_journal, start_journaled
+from callwright.store import SQLJournal, open_journal
 from live_server import Server
 
 

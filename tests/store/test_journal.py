@@ -6,10 +6,15 @@ from typing import Any
 
 import pytest
 
-from callwright import Agent, ToolResultMessage, UserMessage, tool
+from callwright import Agent, ToolResultMessage, UserMessage, start_journaled, tool
 from callwright import events as ev
 from callwright.models import ScriptedModel, call
-from callwright.store import Answer, Rejected, SQLJournal, open_journal, start_journaled
+from callwright.store import (
+    Answer,
+    Rejected,
+    SQLJournal,
+    open_journal,
+)
 
 RAN: list[str] = []
 

@@ -10,7 +10,15 @@ from typing import Any
 
 import pytest
 
-from callwright import Agent, InputRequest, InputRequired, ToolContext, UserMessage, tool
+from callwright import (
+    Agent,
+    InputRequest,
+    InputRequired,
+    ToolContext,
+    UserMessage,
+    start_journaled,
+    tool,
+)
 from callwright import events as ev
 from callwright.messages import ToolResultMessage
 from callwright.models import ScriptedModel, call
@@ -21,7 +29,6 @@ from callwright.store import (
     SQLiteJournal,
     SQLJournal,
     open_journal,
-    start_journaled,
 )
 
 SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}

@@ -20,10 +20,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from callwright import Agent, tool
+from callwright import Agent, start_journaled, tool
 from callwright.messages import AssistantMessage, ToolResultMessage, UserMessage
 from callwright.models import ScriptedModel
-from callwright.store import Answer, SQLJournal, open_journal, start_journaled
+from callwright.store import Answer, SQLJournal, open_journal
 from callwright.store._pg import ddl
 
 DUMP = Path(__file__).with_name("journal_v2.sql")

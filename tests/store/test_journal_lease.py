@@ -26,7 +26,7 @@ import psycopg
 import pytest
 
 from _postgres import PostgresUrl
-from callwright import Agent, tool
+from callwright import Agent, begin_journaled, tool
 from callwright import events as ev
 from callwright.messages import UserMessage
 from callwright.models import ScriptedModel, call
@@ -35,7 +35,6 @@ from callwright.store import (
     JournalUnavailable,
     Rejected,
     SQLJournal,
-    begin_journaled,
     open_journal,
 )
 from live_server import Server

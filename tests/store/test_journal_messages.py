@@ -5,9 +5,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from callwright import Agent, AssistantMessage, ToolError, ToolResultMessage, UserMessage, tool
+from callwright import (
+    Agent,
+    AssistantMessage,
+    ToolError,
+    ToolResultMessage,
+    UserMessage,
+    start_journaled,
+    tool,
+)
 from callwright.models import FinishPart, ScriptedModel, call
-from callwright.store import SQLJournal, start_journaled
+from callwright.store import SQLJournal
 
 THINKING = [{"type": "thinking", "thinking": "Try it.", "signature": "c2ln"}]
 

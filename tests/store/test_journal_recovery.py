@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from callwright import Agent, InDoubt, tool
+from callwright import Agent, InDoubt, begin_journaled, start_journaled, tool
 from callwright import events as ev
 from callwright.messages import AssistantMessage, ToolCallPart, ToolResultMessage, UserMessage
 from callwright.models import ScriptedModel, call
@@ -22,9 +22,7 @@ from callwright.store import (
     Rejected,
     SQLJournal,
     _owners,
-    begin_journaled,
     open_journal,
-    start_journaled,
 )
 from callwright.store._recovery import rebuilt_history
 

@@ -11,16 +11,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from callwright import Agent
+from callwright import Agent, begin_journaled, start_journaled
 from callwright.messages import AssistantMessage, UserMessage
 from callwright.models import ScriptedModel, call
 from callwright.store import (
     JournalLimits,
     SQLiteJournal,
     SQLJournal,
-    begin_journaled,
     open_journal,
-    start_journaled,
 )
 from callwright.store._writer import JournalWriter
 from callwright.wire import agui

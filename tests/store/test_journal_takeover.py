@@ -21,7 +21,7 @@ import psycopg
 import pytest
 
 from _postgres import PostgresUrl
-from callwright import Agent, tool
+from callwright import Agent, begin_journaled, start_journaled, tool
 from callwright import events as ev
 from callwright.messages import AssistantMessage, ToolResultMessage, UserMessage
 from callwright.models import ScriptedModel, call
@@ -30,10 +30,8 @@ from callwright.store import (
     Recorder,
     Rejected,
     SQLJournal,
-    begin_journaled,
     open_journal,
     recorder_for,
-    start_journaled,
 )
 
 POSTGRES_ONLY = pytest.mark.parametrize("journal_target", ["postgres"], indirect=True)

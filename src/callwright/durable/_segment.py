@@ -32,7 +32,8 @@ import logging
 from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..approvals import ThreadApprovals
+from .._journaled import journaled_run
+from .._run_start import RunStart
 from ..events import Event, RunStarted
 from ..store import Journal, Started, recorder_for
 from ..tool import Tool
@@ -104,6 +105,14 @@ class SegmentSpec:
     def tools(self) -> list[Tool]:
         return client_tools_from(self.client_tools, "the segment's tools")
 
+    def request(self) -> RunStart:
+        """What the spec kept of the segment's request; the journal holds the rest."""
+        return RunStart(
+            client_tools=tuple(self.tools()),
+            allow_client_override=self.allow_client_override,
+            forwarded_props=self.forwarded_props,
+        )
+
 
 def spec_of_encoder(encoder: SSEEncoder) -> dict[str, Any]:
     """The encoder's settings as ``SegmentSpec`` fields."""
@@ -132,22 +141,9 @@ def continued_run(
 ) -> Run[Any, Any]:
     """The run of a reopened segment, from the journal's history, the decisions kept for
     its calls and the thread's remembered approvals, for the principal that started it
-    (``deps``: what ``deps_factory(None, principal)`` made; None: the agent's own)."""
-    run = agent.start(
-        messages=started.history,
-        decisions=started.decisions,
-        client_tools=spec.tools(),
-        allow_client_override=spec.allow_client_override,
-        state=started.state,
-        run_id=started.segment.request_id,
-        thread_id=started.segment.thread_id,
-        thread_approvals=ThreadApprovals(started.thread_approvals),
-        deps=deps,
-        principal=started.segment.principal or None,
-        settings=started.settings,
-        forwarded_props=spec.forwarded_props,
-    )
-    return run
+    (``deps``: what ``deps_factory(None, principal)`` made; None: the agent's own): the
+    journal's start over what the spec kept of the request, as a new segment's is."""
+    return journaled_run(agent, started, spec.request(), deps)
 
 
 def _closing(journal: Journal, spec: SegmentSpec, encoder: SSEEncoder) -> list[bytes]:

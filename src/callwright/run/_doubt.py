@@ -9,10 +9,9 @@ from __future__ import annotations
 from ..call import Call, CallState, InDoubt, idempotency_key, is_in_doubt, strip_meta
 from ..events import ToolCallResult
 from ..execute import result_event
-from ..messages import AssistantMessage, Message, ToolResultMessage
+from ..messages import AssistantMessage, Message, ToolResultMessage, last_assistant_index
 from ..tool import reconciled
 from ..toolbox import Toolbox
-from .resume import last_assistant_index
 
 
 async def settle_in_doubt(

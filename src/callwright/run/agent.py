@@ -14,6 +14,7 @@ from typing import Any, Generic, overload
 from pydantic import TypeAdapter
 
 from .._errors import CallwrightError, ConfigurationError
+from .._run_start import RunStart
 from ..approvals import AgentApprovalPolicy, ApprovalIds, ThreadApprovals
 from ..artifacts import Artifacts
 from ..call import Decision
@@ -232,32 +233,62 @@ class Agent(Generic[DepsT, OutputT]):
         server sets it from the request. ``settings``: this run's model settings, over
         the agent's field by field. ``forwarded_props``: what the front end forwarded
         for the agent's code (``ToolContext.forwarded_props``), read-only in the run.
+        The keywords make a ``RunStart``, started by ``start_from``.
         """
-        history = list(messages)
-        if prompt is not None:
-            history += as_messages(prompt)
-        if decisions:
-            resume.check_decisions(history, decisions)
+        start = RunStart(
+            messages=messages,
+            prompt=() if prompt is None else as_messages(prompt),
+            decisions=decisions,
+            client_tools=tuple(client_tools),
+            allow_client_override=allow_client_override,
+            state=state,
+            run_id=run_id,
+            thread_id=thread_id,
+            thread_approvals=thread_approvals,
+            approval_ids=approval_ids,
+            forwarded_props=forwarded_props,
+            traceparent=traceparent,
+            principal=principal,
+            settings=settings,
+            depth=depth,
+            name=name,
+        )
+        return self.start_from(start, deps=deps)
+
+    def start_from(self, start: RunStart, *, deps: DepsT | None = None) -> Run[DepsT, OutputT]:
+        """A new run from ``start`` (see ``RunStart``), not started yet: iterate its
+        ``events()`` to run it. ``deps`` reach the tools as ``ToolContext.deps`` (None: the
+        agent's own). The one way a run begins: ``start`` builds a ``RunStart`` and comes
+        here, and so do the server, the journal and the durable layer.
+
+        A decision for a call that is not waiting raises ``UnknownDecision`` before
+        anything runs; a front-end tool that clashes with a server tool raises
+        ``ToolConflict`` unless ``start.allow_client_override``.
+        """
+        history = [*start.messages, *start.prompt]
+        if start.decisions:
+            resume.check_decisions(history, start.decisions)
         toolbox = self.toolbox
-        client_tools = list(client_tools)
-        if client_tools:
-            toolbox = toolbox.with_client_tools(client_tools, allow_override=allow_client_override)
+        if start.client_tools:
+            toolbox = toolbox.with_client_tools(
+                list(start.client_tools), allow_override=start.allow_client_override
+            )
         return Run(
-            self.settings(approval_ids, settings),
+            self.settings(start.approval_ids, start.settings),
             history,
             toolbox=toolbox,
-            decisions=decisions or {},
-            state=state,
+            decisions=start.decisions or {},
+            state=start.state,
             deps=deps if deps is not None else self.deps,  # type: ignore[arg-type]
-            run_id=run_id or new_id("run"),
-            thread_id=thread_id or new_id("thread"),
-            new_from=len(messages),
-            depth=depth,
-            agent_name=name or self.name,
-            traceparent=traceparent,
-            thread_approvals=thread_approvals,
-            principal=principal,
-            forwarded_props=forwarded_props,
+            run_id=start.run_id or new_id("run"),
+            thread_id=start.thread_id or new_id("thread"),
+            new_from=len(start.messages),
+            depth=start.depth,
+            agent_name=start.name or self.name,
+            traceparent=start.traceparent,
+            thread_approvals=start.thread_approvals,
+            principal=start.principal,
+            forwarded_props=start.forwarded_props,
         )
 
     def stream(

@@ -43,7 +43,14 @@ from ..events import (
     StepStarted,
 )
 from ..execute import StepExecutor, result_event
-from ..messages import AssistantMessage, Message, UserMessage, as_messages
+from ..messages import (
+    AssistantMessage,
+    Message,
+    UserMessage,
+    as_messages,
+    last_assistant_index,
+    merge_results,
+)
 from ..state import RunState
 from ..telemetry._config import trace_run
 from ..telemetry._log import log_run
@@ -280,7 +287,7 @@ class Run(Generic[DepsT, OutputT]):
         for outcome in doubted:
             yield outcome
         if any(e.state == "output-available" for e in doubted):  # reconciled: journal it
-            for change in self._history_changes(resume.last_assistant_index(self.messages) + 1):
+            for change in self._history_changes(last_assistant_index(self.messages) + 1):
                 yield change
         calls = resume.open_calls(self.messages, self.toolbox)
         if not calls:
@@ -288,8 +295,8 @@ class Run(Generic[DepsT, OutputT]):
         executor = StepExecutor(calls, self.scope, self.settings.execution, self.decisions)
         async for event in executor.run():
             yield event
-        rewritten = resume.last_assistant_index(self.messages) + 1
-        resume.merge_results(self.messages, resume.result_messages(calls))
+        rewritten = last_assistant_index(self.messages) + 1
+        merge_results(self.messages, resume.result_messages(calls))
         for change in self._history_changes(rewritten):
             yield change
         end.pending = executor.pending

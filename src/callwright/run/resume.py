@@ -20,7 +20,12 @@ from ..call import (
 )
 from ..elicitation import InputAnswer
 from ..events import StateDelta
-from ..messages import AssistantMessage, Message, ToolResultMessage
+from ..messages import (
+    AssistantMessage,
+    Message,
+    ToolResultMessage,
+    last_assistant_index,
+)
 from ..state import RunState
 from ..toolbox import Toolbox
 
@@ -36,13 +41,6 @@ class UnknownDecision(CallwrightError, ValueError):
         )
         self.call_ids = call_ids
         """The ids that answer nothing."""
-
-
-def last_assistant_index(messages: list[Message]) -> int:
-    for i in range(len(messages) - 1, -1, -1):
-        if isinstance(messages[i], AssistantMessage):
-            return i
-    return -1
 
 
 def _answered(messages: list[Message], index: int) -> set[str]:
@@ -133,16 +131,3 @@ def result_messages(calls: list[Call]) -> list[ToolResultMessage]:
         for c in calls
         if c.done
     ]
-
-
-def merge_results(messages: list[Message], results: list[ToolResultMessage]) -> None:
-    """Resuming: the results already in history and the new ones, sorted into call order."""
-    index = last_assistant_index(messages)
-    assistant = messages[index]
-    assert isinstance(assistant, AssistantMessage)
-    order = {part.id: i for i, part in enumerate(assistant.tool_calls)}
-    tail = messages[index + 1 :]
-    existing = [m for m in tail if isinstance(m, ToolResultMessage)]
-    others = [m for m in tail if not isinstance(m, ToolResultMessage)]
-    merged = sorted([*existing, *results], key=lambda m: order.get(m.call_id, len(order)))
-    messages[index + 1 :] = [*merged, *others]

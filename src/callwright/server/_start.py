@@ -11,13 +11,14 @@ refusal is the verifier's ``Rejected``, answered with its status and code.
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Generic
 
+from .._journaled import begin_segment
 from ..approvals import Asked, Rejected
 from ..context import DepsT
 from ..run import Run
-from ..store import Journal, Recorder, begin_journaled, database_errors
+from ..store import Journal, Recorder, database_errors
 from ..store._verify import claim_answer
 from ..toolbox import ToolConflict
 from ..wire import RunInput, WireError
@@ -68,21 +69,16 @@ async def start_run(
         decisions = verifier.verify(run_input.claims, asked)
     except Rejected as exc:
         raise refused(exc) from None
-    run = endpoints.agent.start(
-        None,
-        messages=run_input.messages,
+    start = replace(
+        run_input.run_start(),
         decisions=decisions,
-        client_tools=run_input.client_tools,
         allow_client_override=endpoints.allow_client_override,
-        state=run_input.state,
-        deps=request.deps,
-        run_id=run_input.run_id,
         thread_id=thread_id,
         approval_ids=verifier.approval_ids(principal, thread_id),
         thread_approvals=endpoints._threads.approvals.of(principal, thread_id),
         principal=principal,
-        forwarded_props=run_input.forwarded_props,
     )
+    run = endpoints.agent.start_from(start, deps=request.deps)
     return run, None
 
 
@@ -122,21 +118,20 @@ async def _start_journaled(
     if not thread_id:
         raise WireError("a thread id is required (threadId / id)", "missing_thread_id")
     answers = [claim_answer(claim) for claim in run_input.claims]
+    start = replace(
+        run_input.run_start(),
+        allow_client_override=endpoints.allow_client_override,
+        run_id=run_input.run_id or f"req_{uuid.uuid4().hex}",
+        principal=request.principal,
+    )
     try:
-        run, recorder = await begin_journaled(
+        run, recorder = await begin_segment(
             journal,
             endpoints.agent,
-            thread_id,
-            run_input.run_id or f"req_{uuid.uuid4().hex}",
-            run_input.messages,
+            start,
             answers,
-            client_tools=run_input.client_tools,
-            allow_client_override=endpoints.allow_client_override,
-            state=run_input.state,
             deps=request.deps,
-            principal=request.principal or "",
             closing=_closing_frame(request.encoder),
-            forwarded_props=run_input.forwarded_props,
             spec=request.spec,
         )
     except Rejected as exc:

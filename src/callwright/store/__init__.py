@@ -10,6 +10,9 @@ its target: a ``postgresql://`` or ``postgres://`` URL, else a file path.
 For a durable-execution layer continuing the runs of dead processes, both take
 ``owner_id`` (the executor id) and ``settle_gone=False``, and offer
 ``orphans`` (with each segment's ``spec``), ``claim`` and ``reopen``.
+
+The store sits below the run: it gives a segment's ``RunStart`` (``run_start``) and its
+``Recorder``, and ``callwright.start_journaled`` / ``begin_journaled`` start the run.
 """
 
 from ._journal import SQLJournal
@@ -29,7 +32,7 @@ from .base import (
 )
 from .postgres import PostgresJournal
 from .recorder import Recorder
-from .session import begin_journaled, recorder_for, start_journaled
+from .session import recorder_for, run_start
 from .signing import ApprovalSigner
 from .sqlite import SQLiteJournal
 
@@ -48,11 +51,10 @@ __all__ = [
     "SQLiteJournal",
     "Segment",
     "Started",
-    "begin_journaled",
     "canonical_json",
     "database_errors",
     "digest",
     "open_journal",
     "recorder_for",
-    "start_journaled",
+    "run_start",
 ]

@@ -24,9 +24,10 @@ from ..messages import (
     AssistantMessage,
     Message,
     ToolResultMessage,
+    last_assistant_index,
+    merge_results,
     message_from_dict,
 )
-from ..run.resume import last_assistant_index, merge_results
 from ._rows import append_frame, load_history, write_messages
 from ._sql import Db
 from .base import JournalLimits

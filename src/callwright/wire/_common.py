@@ -30,6 +30,7 @@ from typing import Any
 import pydantic_core
 
 from .._errors import CallwrightError
+from .._run_start import RunStart
 from ..approvals import ApprovalClaim as ApprovalClaim  # the decoders make them
 from ..call import Decision
 from ..messages import Message
@@ -99,6 +100,18 @@ class RunInput:
     thread_id: str | None = None
     forwarded_props: dict[str, Any] = field(default_factory=dict)
     """AG-UI ``forwardedProps``: handed to the agent's code as ``ToolContext.forwarded_props``."""
+
+    def run_start(self) -> RunStart:
+        """The run the request asks for, as far as the request alone says: the server adds
+        the decisions its claims verify to, the thread, the principal and the options."""
+        return RunStart(
+            messages=self.messages,
+            client_tools=tuple(self.client_tools),
+            state=self.state,
+            run_id=self.run_id,
+            thread_id=self.thread_id,
+            forwarded_props=self.forwarded_props,
+        )
 
 
 MAX_MESSAGES = 2_000
