@@ -124,6 +124,7 @@ async def _start_journaled(
         run_id=run_input.run_id or f"req_{uuid.uuid4().hex}",
         principal=request.principal,
     )
+    closing = _closing_frame(request.encoder)
     try:
         run, recorder = await begin_segment(
             journal,
@@ -131,7 +132,7 @@ async def _start_journaled(
             start,
             answers,
             deps=request.deps,
-            closing=_closing_frame(request.encoder),
+            closing=closing,
             spec=request.spec,
         )
     except Rejected as exc:
