@@ -19,6 +19,7 @@ from ._errors import (
 )
 from ._journaled import begin_journaled, start_journaled
 from ._run_start import RunStart
+from ._strategy import PARALLEL, SEQUENTIAL, Strategy, batched
 from ._tool_files import MAX_TOOL_FILE_BYTES, File
 from .approvals import AgentApprovalPolicy, ApprovalQuery, ThreadApprovals
 from .call import (
@@ -40,7 +41,6 @@ from .call import (
 from .context import CancelToken, RunScope, ToolContext
 from .elicitation import InputAnswer, InputRequest, InputRequired
 from .events import Event, PendingCall
-from .execute import PARALLEL, SEQUENTIAL, Strategy, batched
 from .messages import (
     AssistantMessage,
     FilePart,

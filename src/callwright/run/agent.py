@@ -15,12 +15,13 @@ from pydantic import TypeAdapter
 
 from .._errors import CallwrightError, ConfigurationError
 from .._run_start import RunStart
+from .._strategy import Strategy, as_strategy
 from ..approvals import AgentApprovalPolicy, ApprovalIds, ThreadApprovals
 from ..artifacts import Artifacts
 from ..call import Decision
 from ..context import DepsT
 from ..elicitation import InputAnswer
-from ..execute import ExecutionPolicy, Strategy, as_strategy
+from ..execute import ExecutionPolicy
 from ..messages import Message, as_messages
 from ..models import resolve_model
 from ..models._settings import NO_SETTINGS, ModelSettings
