@@ -29,6 +29,7 @@ from ._records import (
     EditValidator,
     IssuedApproval,
     edit_rules,
+    reissued_ids,
 )
 from ._rules import answer_of, checked_edit, last_calls
 from ._verifiers import (
@@ -66,5 +67,6 @@ __all__ = [
     "decide",
     "edit_rules",
     "last_calls",
+    "reissued_ids",
     "resolve_claims",
 ]

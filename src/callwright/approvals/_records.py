@@ -30,6 +30,18 @@ def new_approval_id() -> str:
     return "apr_" + secrets.token_urlsafe(18)
 
 
+def reissued_ids(open_ids: Mapping[str, str]) -> ApprovalIds:
+    """Approval ids for a run whose thread still waits on some approvals (a resume that
+    answered only some): a call asked again keeps the id its client holds (``open_ids``,
+    by call id), others get new ones."""
+    kept = dict(open_ids)
+
+    def approval_id(call_id: str, tool_name: str, arguments: dict[str, Any]) -> str:
+        return kept.get(call_id) or new_approval_id()
+
+    return approval_id
+
+
 EditValidator = Callable[[dict[str, Any]], Any]
 """A tool's argument validator (``Tool.validate``): raises on arguments it refuses."""
 

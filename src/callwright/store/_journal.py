@@ -25,10 +25,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from ..call import Decision
@@ -43,6 +44,7 @@ from ._reads import JournalReads
 from ._recovery import INTERRUPTED, settle_run
 from ._rows import (
     append_events,
+    append_missing,
     close,
     complete,
     fence,
@@ -131,7 +133,9 @@ class SQLJournal(JournalReads, LeaseHolder, TakeOver):
         self._lost: dict[int, str] = {}
         """Segments of ours that another process settled or took over while our lease
         had lapsed (and what happened to them): their runs stop at their next write."""
-        self._orphans: dict[int, list[tuple[str, Any]]] = {}
+        self._orphans: dict[int, _Orphan] = {}
+        """Segments of ours whose writes failed: the outcomes and frames to keep when
+        they are settled."""
         self._planned: set[int] = set()
         self._renewed = 0.0
         self._idempotent: set[str] = set()
@@ -285,6 +289,7 @@ class SQLJournal(JournalReads, LeaseHolder, TakeOver):
                     db, thread_id, run_id, request_id, principal, answers, self._owner, now,
                     closing, spec,
                 )  # fmt: skip
+            still_open = open_rows
             if answers:
                 take_answers(db, segment, answers, call_ids, decisions, now)
             elif (new or cut is not None) and open_rows:  # the user moved on: calls skipped
@@ -293,6 +298,7 @@ class SQLJournal(JournalReads, LeaseHolder, TakeOver):
                     "WHERE principal = ? AND thread_id = ? AND resolved_at IS NULL",
                     (now, principal, thread_id),
                 )
+                still_open = []
             saved_state = state if thread is None else _loads(thread[0])
             upsert_thread_and_run(db, segment, saved_state, thread is None, now)
             run_settings = keep_settings(db, segment.run_id, settings, new_run=segment.seq == 0)
@@ -310,8 +316,9 @@ class SQLJournal(JournalReads, LeaseHolder, TakeOver):
             if self._owner is not None:
                 self._add(self._live, segment.id)
         return Started(
-            segment, history, decisions, saved_state, next_op, 0, remembered, run_settings
-        )
+            segment, history, decisions, saved_state, next_op, 0, remembered, run_settings,
+            _open_approvals(still_open, call_ids),
+        )  # fmt: skip
 
     # --- one thread, one run ------------------------------------------------------
 
@@ -370,9 +377,11 @@ class SQLJournal(JournalReads, LeaseHolder, TakeOver):
         segment: int | None,
         now: float,
     ) -> None:
-        unwritten = self._orphans.get(segment, []) if segment is not None else []
-        for call_id, output in unwritten:
-            complete(db, run_id, call_id, output, self.limits, now)
+        orphan = self._orphans.get(segment) if segment is not None else None
+        if orphan is not None and segment is not None:
+            for call_id, output in orphan.outcomes:
+                complete(db, run_id, call_id, output, self.limits, now)
+            append_missing(db, segment, orphan.frames)
         reason = JOURNAL_FAILED if segment in self._orphans else INTERRUPTED
         settle_run(db, run_id, thread_id, principal, self._idempotent, self.limits, now, reason)
         if segment is not None:
@@ -527,14 +536,22 @@ class SQLJournal(JournalReads, LeaseHolder, TakeOver):
                 self._discard(self._live, segment.id)
             self._discard(self._planned, segment.id)
 
-    def release(self, segment: Segment, unwritten: list[tuple[str, Any]] | None = None) -> None:
+    def release(
+        self,
+        segment: Segment,
+        unwritten: list[tuple[str, Any]] | None = None,
+        *,
+        frames: Sequence[tuple[int, str, bytes]] = (),
+    ) -> None:
         """See ``Journal.release``: a segment left running is settled now if the journal
-        can be written, else on a later heartbeat (or when its thread is next used)."""
+        can be written, else on a later heartbeat (or when its thread is next used). Its
+        unwritten outcomes and frames wait in memory until then (a segment found taken
+        over keeps neither: its log is the new owner's)."""
         if unwritten is None or segment.id in self._lost:
             self._live.discard(segment.id)
             self._lost.pop(segment.id, None)
             return
-        self._orphans[segment.id] = list(unwritten)
+        self._orphans[segment.id] = _Orphan(list(unwritten), list(frames))
         self._live.discard(segment.id)
         if not self._closed:
             self._writer.post(self._settle_orphans)
@@ -544,6 +561,14 @@ class SQLJournal(JournalReads, LeaseHolder, TakeOver):
             self.sweep(retention=False)
         except self._errors as exc:
             log.warning("could not settle a run whose journal writes failed: %s", exc)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Orphan:
+    """What a segment whose writes failed could not write (see ``release``)."""
+
+    outcomes: list[tuple[str, Any]]
+    frames: list[tuple[int, str, bytes]]
 
 
 RUNNING = (
@@ -568,6 +593,15 @@ def _resumed(
         "SELECT COALESCE(MAX(seq), 0) + 1 FROM operations WHERE run_id = ?", (run_id,)
     ).fetchone()[0]
     return int(next_op), {**kept_decisions(db, thread_id, principal, history), **decisions}
+
+
+def _open_approvals(rows: list[PendingRecord], answered: list[str]) -> dict[str, str]:
+    """Call id to approval id of the approvals still waiting after a request's answers."""
+    return {
+        row.call_id: row.approval_id
+        for row in rows
+        if row.kind == "approval" and row.approval_id and row.call_id not in answered
+    }
 
 
 def _busy(thread_id: str) -> Rejected:

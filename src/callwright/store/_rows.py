@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import bisect
 import json
 import zlib
+from collections.abc import Sequence
 from typing import Any
 
 from ..call import Decision
@@ -93,6 +95,28 @@ def append_frame(db: Db, segment: int, frame: bytes) -> None:
         'SELECT COALESCE(MAX("last"), 0) FROM events WHERE segment = ?', (segment,)
     ).fetchone()[0]
     append_events(db, segment, [(int(last) + 1, "", frame)])
+
+
+def append_missing(db: Db, segment: int, frames: Sequence[tuple[int, str, bytes]]) -> None:
+    """Frames a segment's log lacks (their writes failed), each run of them between two
+    kept chunks as a chunk of its own: the log reads in offset order, no frame twice."""
+    kept = db.execute(
+        'SELECT "first", "last" FROM events WHERE segment = ? ORDER BY "first"', (segment,)
+    ).fetchall()
+    ranges = [(int(first), int(last)) for first, last in kept]
+    firsts = [first for first, _ in ranges]
+    runs: list[list[tuple[int, str, bytes]]] = []
+    place = -1
+    for frame in frames:
+        at = bisect.bisect_right(firsts, frame[0]) - 1
+        if at >= 0 and frame[0] <= ranges[at][1]:
+            continue  # written after all (its chunk was kept)
+        if not runs or at != place:
+            runs.append([])
+            place = at
+        runs[-1].append(frame)
+    for run in runs:
+        append_events(db, segment, run)
 
 
 def split_chunk(

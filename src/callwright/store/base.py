@@ -44,7 +44,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeVar
@@ -210,6 +210,9 @@ class Started:
     settings: ModelSettings | None = None
     """The run's own model settings as journaled (None: the run has none, the agent's
     apply): a resumed or continued segment asks the model as the run's first did."""
+    open_approvals: dict[str, str] = field(default_factory=dict)
+    """The approvals the thread still waits on after this request's answers, as call id
+    to approval id: a call asked again is asked under the id its client already holds."""
 
 
 class Journal(Protocol):
@@ -325,10 +328,19 @@ class Journal(Protocol):
         """The request id of the thread's running segment (None when nothing runs in it)."""
         ...
 
-    def release(self, segment: Segment, unwritten: list[tuple[str, Any]] | None = None) -> None:
+    def release(
+        self,
+        segment: Segment,
+        unwritten: list[tuple[str, Any]] | None = None,
+        *,
+        frames: Sequence[tuple[int, str, bytes]] = (),
+    ) -> None:
         """The process is done with the segment. If it is still running in the journal
         (a write failed), settle it now or, failing that, on the next heartbeat;
-        ``unwritten`` are tool outcomes (call id, output) that could not be written."""
+        ``unwritten`` are tool outcomes (call id, output) that could not be written,
+        ``frames`` the frames (offset, kind, frame) the client was sent whose writes
+        failed: the settled log keeps those it lacks, in offset order, before its
+        closing frame."""
         ...
 
     def recover(self, idempotent: set[str]) -> list[str]:

@@ -62,6 +62,7 @@ FLUSH_SECONDS = 0.5
 
 _Write = tuple[Callable[..., Any], tuple[Any, ...]]
 _Outcome = tuple[str, Any]
+_Frame = tuple[int, str, bytes]
 
 
 def apply_writes(journal: Journal, writes: list[_Write]) -> None:
@@ -107,7 +108,7 @@ class Recorder:
         """Makes the frame that ends the kept event log when it reaches its cap."""
         self.failure: JournalUnavailable | None = None
         self._async = asynchronous
-        self._events: list[tuple[int, str, bytes]] = []
+        self._events: list[_Frame] = []
         self._buffered = 0
         self._since = time.monotonic()
         self._log_bytes = 0
@@ -117,8 +118,13 @@ class Recorder:
         self._held: list[_Write] = []
         self._held_outcomes: list[_Outcome] = []
         self._unplanned: dict[str, Any] | None = None
-        self._writes: list[tuple[asyncio.Future[Any], list[_Outcome]]] = []
+        self._writes: list[tuple[asyncio.Future[Any], list[_Outcome], list[_Frame]]] = []
         self._unwritten: list[_Outcome] = []
+        self._lost: list[_Frame] = []
+        """Frames of writes that failed or were never submitted after a failure: the
+        journal keeps them when it settles the segment."""
+        self._unsent: set[int] = set()
+        """Offsets of events whose durable point failed: their frames never left."""
 
     def record(self, event: Event, frame: bytes = b"") -> Awaitable[None] | None:
         """Journal one event (and the wire frame sent for it).
@@ -160,7 +166,12 @@ class Recorder:
         if self._writes:
             with contextlib.suppress(JournalUnavailable):
                 await self._settle()
-        self.journal.release(self.segment, self._unwritten if self.failure else None)
+        if self.failure is None:
+            self.journal.release(self.segment)
+            return
+        self._lost.extend(self._take())
+        seen = [f for f in sorted(self._lost, key=_offset) if f[0] not in self._unsent]
+        self.journal.release(self.segment, self._unwritten, frames=seen)
 
     # --- what each event writes ---------------------------------------------------------
 
@@ -334,12 +345,12 @@ class Recorder:
         self._buffered += size
         self._events.append((self.offset, kind, frame))
 
-    def _take(self) -> list[tuple[int, str, bytes]]:
+    def _take(self) -> list[_Frame]:
         events, self._events = self._events, []
         self._buffered = 0
         return events
 
-    def _frames(self) -> list[tuple[int, str, bytes]]:
+    def _frames(self) -> list[_Frame]:
         """The frames to write with a write now: all held ones (synchronous mode), or none
         (asynchronous: they go as one chunk with the submission)."""
         return [] if self._async else self._take()
@@ -363,18 +374,21 @@ class Recorder:
         A model operation whose plan is submitted keeps its reply until the step's
         commit (recovery needs it if the process dies in between)."""
         self._unplanned = None
+        chunk: list[_Frame] = []
         if self._events and (frames or self._frames_due()):
-            self._held.append((self.journal.append_events, (self.segment, self._take())))
+            chunk = self._take()
+            self._held.append((self.journal.append_events, (self.segment, chunk)))
         if not self._held:
             return
         writes, self._held = self._held, []
         outcomes, self._held_outcomes = self._held_outcomes, []
         if self._a_write_failed():
             self._unwritten.extend(outcomes)
+            self._lost.extend(chunk)
             return
         future = self.journal.submit(apply_writes, self.journal, writes)
         if future is not None:
-            self._writes.append((future, outcomes))
+            self._writes.append((future, outcomes, chunk))
 
     def _a_write_failed(self) -> bool:
         """Whether a write submitted earlier failed (raised at the next durable point).
@@ -385,33 +399,45 @@ class Recorder:
             return True
         return any(
             future.done() and not future.cancelled() and future.exception() is not None
-            for future, _ in self._writes
+            for future, _, _ in self._writes
         )
 
     def _durable(self, *, frames: bool = False) -> Awaitable[None] | None:
         if not self._async:
             return None
         self._flush(frames=frames)
-        return self._settle()
+        return self._settle(self.offset)
 
-    async def _settle(self) -> None:
+    async def _settle(self, durable: int | None = None) -> None:
         """Wait for the writes in flight (in order: the last done means all are); raise
-        ``JournalUnavailable`` if any failed."""
+        ``JournalUnavailable`` if any failed. ``durable``: the offset of the event whose
+        durable point this is (when it fails, its frame is never sent)."""
         writes, self._writes = self._writes, []
         if self.failure is not None:
+            self._keep_unsent(durable)
             raise self.failure
         if writes:
             with contextlib.suppress(Exception):  # looked at below, with the others
                 await asyncio.shield(writes[-1][0])
         error: BaseException | None = None
-        for future, outcomes in writes:
+        for future, outcomes, chunk in writes:
             exc = future.exception() if future.done() and not future.cancelled() else None
             if exc is not None:
                 error = error or exc
                 self._unwritten.extend(outcomes)
+                self._lost.extend(chunk)
         if error is not None:
+            self._keep_unsent(durable)
             self.failure = JournalUnavailable(error)
             raise self.failure from error
+
+    def _keep_unsent(self, durable: int | None) -> None:
+        if durable is not None:
+            self._unsent.add(durable)
+
+
+def _offset(frame: _Frame) -> int:
+    return frame[0]
 
 
 _HANDLERS: dict[str, Callable[[Recorder, Any], Awaitable[None] | None]] = {

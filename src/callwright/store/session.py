@@ -8,7 +8,7 @@ import dataclasses
 from typing import Protocol
 
 from .._run_start import RunStart
-from ..approvals import ThreadApprovals
+from ..approvals import ThreadApprovals, reissued_ids
 from ..state import RunState
 from ..toolbox import Toolbox
 from .base import Journal, Started
@@ -42,6 +42,9 @@ def run_start(started: Started, request: RunStart) -> RunStart:
         thread_approvals=ThreadApprovals(started.thread_approvals),
         principal=segment.principal or None,
         settings=started.settings,
+        approval_ids=reissued_ids(started.open_approvals)
+        if started.open_approvals
+        else request.approval_ids,
     )
 
 
