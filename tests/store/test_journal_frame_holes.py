@@ -22,9 +22,10 @@ from pathlib import Path
 import httpx
 
 from callwright import Agent
+from callwright.messages import UserMessage
 from callwright.models import ScriptedModel
 from callwright.server import create_app
-from callwright.store import open_journal
+from callwright.store import SQLJournal, open_journal
 from live_server import Server
 
 WORDS = 150
@@ -72,3 +73,24 @@ def test_a_failed_chunk_leaves_no_hole_in_the_kept_log(tmp_path: Path) -> None:
     live = [block + "\n\n" for block in text.split("\n\n") if block.startswith("data: ")]
     assert "journal_unavailable" in live[-1]
     assert [frame.decode() for _, frame in kept][:-1] == live[:-1]
+
+
+def test_settling_keeps_the_unwritten_frames_in_order_and_once(journal: SQLJournal) -> None:
+    """Frames handed back with a failed segment (``release(frames=...)``): those its log
+    lacks are kept around the chunks it has, those it has (a write that failed after its
+    commit) are not kept twice, and the closing frame comes last."""
+    started = journal.begin("t", "r1", [UserMessage("hi")], [], {}, closing=b"end\n")
+    segment = started.segment
+    journal.append_events(segment, [(2, "E", b"b\n"), (3, "E", b"c\n")])
+    journal.append_events(segment, [(7, "E", b"g\n")])
+    lost = [(1, "E", b"a\n"), (3, "E", b"c\n"), (5, "E", b"e\n"), (6, "E", b"f\n"),
+            (9, "E", b"i\n")]  # fmt: skip
+    journal.release(segment, [], frames=lost)
+    deadline = time.monotonic() + 10
+    while not journal.segment_done("r1") and time.monotonic() < deadline:
+        time.sleep(0.02)  # settled on the journal's writer thread
+    kept = journal.events_after("r1", 0)
+    assert kept == [
+        (1, b"a\n"), (2, b"b\n"), (3, b"c\n"), (5, b"e\n"), (6, b"f\n"), (7, b"g\n"),
+        (9, b"i\n"), (10, b"end\n"),
+    ]  # fmt: skip
