@@ -418,6 +418,8 @@ class SQLJournal(JournalReads, LeaseHolder, TakeOver):
                     continue  # another process settled or continued it meanwhile
                 self._settle(db, run_id, thread_id, principal, again[3], now)
                 settled.append(run_id)
+            for segment in set(self._orphans) - {row[3] for row in rows}:
+                del self._orphans[segment]  # settled or continued elsewhere meanwhile
             _owners.drop_gone(db, now)
             if retention and self.retention_days is not None:
                 purge(db, now - self.retention_days * DAY)

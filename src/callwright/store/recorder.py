@@ -24,7 +24,8 @@ frame a client could have seen is kept before the run acts on what follows it), 
 ``FLUSH_SECONDS`` or ``FLUSH_BYTES`` so that a replay follows a long reply. A
 failed write makes the awaitable raise ``JournalUnavailable``: the run stops
 rather than go on unrecorded, and ``finish`` hands the segment back to the
-journal to settle.
+journal to settle, with the outcomes and the frames it could not write (every frame
+the client was sent: the replay of the settled run holds them all).
 """
 
 from __future__ import annotations
