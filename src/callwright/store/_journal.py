@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import json
 import logging
 import time
@@ -41,7 +40,7 @@ from ._input import split_request
 from ._lease import LEASE_LAPSED, LeaseHolder
 from ._owners import Heartbeat
 from ._reads import JournalReads
-from ._recovery import INTERRUPTED, settle_run
+from ._recovery import INTERRUPTED, Unwritten, settle_run
 from ._rows import (
     append_events,
     append_missing,
@@ -63,7 +62,7 @@ from ._segments import first_segment, insert_segment, inserted
 from ._sql import Db, thread_key
 from ._takeover import TakeOver
 from ._tx import Transactions
-from ._verify import PENDING_UPSERT, pending_row, verify_answers
+from ._verify import PENDING_UPSERT, open_approval_ids, pending_row, verify_answers
 from ._writer import JournalWriter
 from .base import (
     Answer,
@@ -133,7 +132,7 @@ class SQLJournal(JournalReads, LeaseHolder, TakeOver):
         self._lost: dict[int, str] = {}
         """Segments of ours that another process settled or took over while our lease
         had lapsed (and what happened to them): their runs stop at their next write."""
-        self._orphans: dict[int, _Orphan] = {}
+        self._orphans: dict[int, Unwritten] = {}
         """Segments of ours whose writes failed: the outcomes and frames to keep when
         they are settled."""
         self._planned: set[int] = set()
@@ -317,7 +316,7 @@ class SQLJournal(JournalReads, LeaseHolder, TakeOver):
                 self._add(self._live, segment.id)
         return Started(
             segment, history, decisions, saved_state, next_op, 0, remembered, run_settings,
-            _open_approvals(still_open, call_ids),
+            open_approval_ids(still_open, call_ids),
         )  # fmt: skip
 
     # --- one thread, one run ------------------------------------------------------
@@ -553,7 +552,7 @@ class SQLJournal(JournalReads, LeaseHolder, TakeOver):
             self._live.discard(segment.id)
             self._lost.pop(segment.id, None)
             return
-        self._orphans[segment.id] = _Orphan(list(unwritten), list(frames))
+        self._orphans[segment.id] = Unwritten(list(unwritten), list(frames))
         self._live.discard(segment.id)
         if not self._closed:
             self._writer.post(self._settle_orphans)
@@ -563,14 +562,6 @@ class SQLJournal(JournalReads, LeaseHolder, TakeOver):
             self.sweep(retention=False)
         except self._errors as exc:
             log.warning("could not settle a run whose journal writes failed: %s", exc)
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class _Orphan:
-    """What a segment whose writes failed could not write (see ``release``)."""
-
-    outcomes: list[tuple[str, Any]]
-    frames: list[tuple[int, str, bytes]]
 
 
 RUNNING = (
@@ -595,15 +586,6 @@ def _resumed(
         "SELECT COALESCE(MAX(seq), 0) + 1 FROM operations WHERE run_id = ?", (run_id,)
     ).fetchone()[0]
     return int(next_op), {**kept_decisions(db, thread_id, principal, history), **decisions}
-
-
-def _open_approvals(rows: list[PendingRecord], answered: list[str]) -> dict[str, str]:
-    """Call id to approval id of the approvals still waiting after a request's answers."""
-    return {
-        row.call_id: row.approval_id
-        for row in rows
-        if row.kind == "approval" and row.approval_id and row.call_id not in answered
-    }
 
 
 def _busy(thread_id: str) -> Rejected:

@@ -16,6 +16,7 @@ on another process (``reopen``) rebuilds the history the same way but keeps it r
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from .._tool_files import file_from_dict
@@ -33,6 +34,17 @@ from ._sql import Db
 from .base import JournalLimits
 
 INTERRUPTED = "the server stopped during the run"
+
+
+@dataclass(frozen=True, slots=True)
+class Unwritten:
+    """What a segment whose writes failed could not write, kept in memory until it is
+    settled (``Journal.release``)."""
+
+    outcomes: list[tuple[str, Any]]
+    """Tool outcomes, as (call id, output)."""
+    frames: list[tuple[int, str, bytes]]
+    """Frames the client was sent, as (offset, kind, frame), in offset order."""
 
 
 def settle_run(

@@ -204,6 +204,16 @@ class JournalVerifier:
         )
 
 
+def open_approval_ids(rows: Sequence[PendingRecord], answered: Sequence[str]) -> dict[str, str]:
+    """Call id to approval id of the approvals still waiting after a request's answers (a
+    call asked again keeps its id: ``approvals.reissued_ids``)."""
+    return {
+        row.call_id: row.approval_id
+        for row in rows
+        if row.kind == "approval" and row.approval_id and row.call_id not in answered
+    }
+
+
 def issued_of(row: PendingRecord) -> IssuedApproval:
     """A pending approval or question as the approval rules see it."""
     return IssuedApproval(
