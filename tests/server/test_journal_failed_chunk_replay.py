@@ -113,9 +113,11 @@ def is_error(block: str) -> bool:
 
 
 def stream_through_outage(url: str, wire: str, outage: Outage) -> tuple[str, list[str]]:
-    """Post a long reply and start the outage mid-reply; the run id and the frames seen."""
+    """Post a long reply and start the outage mid-reply; the run id and the frames seen,
+    once the outage is over."""
     path, body = request_of(wire)
     text, started = "", threading.Event()
+    during = threading.Thread(target=outage)
     marker = "TEXT_MESSAGE_CONTENT" if wire == "agui" else "text-delta"
     with httpx.stream("POST", url + path, json=body, timeout=60) as response:
         run_id = response.headers[RUN_ID_HEADER]
@@ -123,7 +125,9 @@ def stream_through_outage(url: str, wire: str, outage: Outage) -> tuple[str, lis
             text += chunk
             if not started.is_set() and text.count(marker) >= 10:
                 started.set()
-                threading.Thread(target=outage).start()
+                during.start()
+    during.join(60)
+    assert started.is_set() and not during.is_alive()
     return run_id, data_blocks(text)
 
 
