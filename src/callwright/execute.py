@@ -166,7 +166,7 @@ class StepExecutor(Generic[DepsT]):
             running = self._start(group)  # before the starts: a started call can be stopped
             try:
                 for call, _ in group:
-                    yield ToolExecutionStart(call.id, call.tool_name)
+                    yield ToolExecutionStart(call.id, call.tool_name, call.edited)
                 running.go()  # the starts are recorded: the tools may run now
                 remaining = len(group)
                 while remaining:
