@@ -178,9 +178,10 @@ def journal_options(s: argparse.ArgumentParser) -> None:
         default=os.environ.get(JOURNAL_ENV) or None,
         metavar="PATH_OR_URL",
         help="the run journal (history, pending approvals, event logs): a SQLite file "
-        "(runs.db or sqlite:///runs.db), or postgresql://… shared by replicas and tool "
-        "workers, with DBOS workflows (a dead replica's runs continue on another; see "
-        f"DEPLOY.md). Default: ${JOURNAL_ENV}, else none (runs live in memory)",
+        "(runs.db or sqlite:///runs.db), or postgresql://… shared by durable replicas and "
+        "tool workers (a dead replica's runs continue on another, tools marked on_workers "
+        f"go to the workers' queue; see DEPLOY.md). Default: ${JOURNAL_ENV}, else none "
+        "(runs live in memory)",
     )
     deprecated(s, "--db", "--journal", "journal")
     deprecated(s, "--database", "--journal", "journal")

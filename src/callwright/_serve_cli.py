@@ -125,8 +125,9 @@ def _journal_lines(opened: OpenJournal, agent: Agent) -> list[str]:
             )
         return lines
     lines = [
-        f"run journal: {target.shown}, with DBOS workflows (executor id "
-        f"{opened.executor_id}; a dead replica's runs continue on another)"
+        f"run journal: {target.shown}, as a durable replica (executor id "
+        f"{opened.executor_id}; a dead replica's runs continue on another) with the tool "
+        "workers' queue"
     ]
     if opened.worker_tools:
         names = ", ".join(opened.worker_tools)
