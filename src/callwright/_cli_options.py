@@ -155,7 +155,60 @@ def serve_options(s: argparse.ArgumentParser) -> None:
         help="also serve the agent's tools over MCP (streamable HTTP) at PATH, e.g. /mcp",
     )
     expose_option(s)
+    mcp_task_options(s)
+    artifact_options(s)
     otel_option(s)
+
+
+def mcp_task_options(s: argparse.ArgumentParser) -> None:
+    """How ``--mcp-path`` serves long calls as MCP tasks (clients that declare tasks)."""
+    s.add_argument(
+        "--mcp-task-after",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="with --mcp-path: a call of a client that declares the MCP tasks extension "
+        "becomes a task (polled, cancellable) once it has run this long; 0 or less: never "
+        "(default: 1)",
+    )
+    s.add_argument(
+        "--mcp-task-ttl",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="with --mcp-path: how long a task may run (then it fails) and a finished one "
+        "is kept (default: 3600)",
+    )
+    s.add_argument(
+        "--mcp-max-tasks",
+        type=int,
+        default=None,
+        metavar="N",
+        help="with --mcp-path: tasks one caller holds at once; past it, calls are answered "
+        "without a task (default: 1000)",
+    )
+
+
+def artifact_options(s: argparse.ArgumentParser) -> None:
+    """Results too large for the model's context kept as artifacts (``callwright.artifacts``)."""
+    s.add_argument(
+        "--artifacts",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="DIR",
+        help="keep tool results too large for the model as artifacts: the model gets a "
+        "preview and the read_artifact tool, front ends a download link. Kept in DIR, or "
+        "without DIR in the journal's database (with --journal) or a temporary directory",
+    )
+    s.add_argument(
+        "--artifact-threshold",
+        type=int,
+        default=None,
+        metavar="BYTES",
+        help="with --artifacts: results larger than this become artifacts (at least 4096; "
+        "default: 32768)",
+    )
 
 
 def otel_option(s: argparse.ArgumentParser) -> None:
@@ -178,9 +231,10 @@ def journal_options(s: argparse.ArgumentParser) -> None:
         default=os.environ.get(JOURNAL_ENV) or None,
         metavar="PATH_OR_URL",
         help="the run journal (history, pending approvals, event logs): a SQLite file "
-        "(runs.db or sqlite:///runs.db), or postgresql://… shared by replicas and tool "
-        "workers, with DBOS workflows (a dead replica's runs continue on another; see "
-        f"DEPLOY.md). Default: ${JOURNAL_ENV}, else none (runs live in memory)",
+        "(runs.db or sqlite:///runs.db), or postgresql://… shared by durable replicas and "
+        "tool workers (a dead replica's runs continue on another, tools marked on_workers "
+        f"go to the workers' queue; see DEPLOY.md). Default: ${JOURNAL_ENV}, else none "
+        "(runs live in memory)",
     )
     deprecated(s, "--db", "--journal", "journal")
     deprecated(s, "--database", "--journal", "journal")

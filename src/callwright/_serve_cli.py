@@ -60,6 +60,7 @@ def serve(args: argparse.Namespace) -> int:
             "--processes needs --journal: the processes share one run journal "
             "(approvals asked in one are answered in another)"
         )
+    _check_options(args)
     log_config = configure_logging(args.log_level, args.log_format)
     token, generated = _token(args)
     served = build_app(args, token)
@@ -95,6 +96,8 @@ def _banner(args: argparse.Namespace, served: Served, token: str | None, generat
     _print(f"  health: GET {url}/healthz (alive)   GET {url}/readyz (ready for requests)")
     if args.mcp_path:
         _print(f"  MCP (streamable HTTP): {url}{args.mcp_path}")
+    if args.artifacts is not None and served.agent.artifacts is not None:
+        _print(f"  {_artifacts_line(args, served)}")
     if token is not None:
         _print("  every request needs Authorization: Bearer <token>")
     elif host not in ("127.0.0.1", "localhost", "::1"):
@@ -125,8 +128,9 @@ def _journal_lines(opened: OpenJournal, agent: Agent) -> list[str]:
             )
         return lines
     lines = [
-        f"run journal: {target.shown}, with DBOS workflows (executor id "
-        f"{opened.executor_id}; a dead replica's runs continue on another)"
+        f"run journal: {target.shown}, as a durable replica (executor id "
+        f"{opened.executor_id}; a dead replica's runs continue on another) with the tool "
+        "workers' queue"
     ]
     if opened.worker_tools:
         names = ", ".join(opened.worker_tools)
@@ -162,6 +166,8 @@ def build_app(args: argparse.Namespace, token: str | None) -> Served:
     from .server import create_app
 
     agent = chosen_agent(args)
+    if args.artifacts is not None:
+        _keep_artifacts(agent, args.artifacts, args.artifact_threshold)
     opened = open_for_serve(
         args.journal,
         agent,
@@ -190,8 +196,76 @@ def build_app(args: argparse.Namespace, token: str | None) -> Served:
             authenticate=authenticate,
             allowed_origins=args.allowed_origin or (),
             allowed_hosts=args.allowed_host or None,
+            **_mcp_task_options(args),
         )
     return Served(app, agent, opened)
+
+
+def _check_options(args: argparse.Namespace) -> None:
+    """Refuse options that would be ignored, or values the server cannot take."""
+    tasks = [
+        name
+        for name, value in (
+            ("--mcp-task-after", args.mcp_task_after),
+            ("--mcp-task-ttl", args.mcp_task_ttl),
+            ("--mcp-max-tasks", args.mcp_max_tasks),
+        )
+        if value is not None
+    ]
+    if tasks and not args.mcp_path:
+        raise UsageError(f"{tasks[0]} needs --mcp-path: it is how the MCP endpoint serves tasks")
+    if args.mcp_task_ttl is not None and args.mcp_task_ttl <= 0:
+        raise UsageError("--mcp-task-ttl: give a number of seconds above 0")
+    if args.mcp_max_tasks is not None and args.mcp_max_tasks < 1:
+        raise UsageError("--mcp-max-tasks: give 1 or more")
+    if args.artifact_threshold is not None:
+        if args.artifacts is None:
+            raise UsageError("--artifact-threshold needs --artifacts")
+        if args.artifact_threshold < 4096:
+            raise UsageError("--artifact-threshold: give 4096 bytes or more")
+
+
+def _mcp_task_options(args: argparse.Namespace) -> dict[str, Any]:
+    """``MCPEndpoint``'s task options that were given (the others keep its defaults)."""
+    options: dict[str, Any] = {}
+    if args.mcp_task_after is not None:
+        options["task_after"] = args.mcp_task_after if args.mcp_task_after > 0 else None
+    if args.mcp_task_ttl is not None:
+        options["task_ttl"] = args.mcp_task_ttl
+    if args.mcp_max_tasks is not None:
+        options["max_tasks_per_principal"] = args.mcp_max_tasks
+    return options
+
+
+def _keep_artifacts(agent: Agent, directory: str, threshold: int | None) -> None:
+    """``--artifacts [DIR]``: the agent keeps its large results as artifacts (in DIR; with
+    none, in the journal's database or a temporary directory: see ``Artifacts.store``)."""
+    from .artifacts import Artifacts, FileArtifactStore
+
+    if agent.artifacts is not None:
+        raise UsageError(
+            "--artifacts: the agent already keeps artifacts (Agent(artifacts=...)); "
+            "configure them in your code"
+        )
+    try:
+        store = FileArtifactStore(directory) if directory else None
+    except OSError as exc:
+        raise UsageError(f"--artifacts {directory}: {exc.strerror or exc}") from None
+    config = Artifacts(store=store) if threshold is None else Artifacts(store, threshold)
+    agent.artifacts = config
+    agent.toolbox.add(config.tool())
+
+
+def _artifacts_line(args: argparse.Namespace, served: Served) -> str:
+    config = served.agent.artifacts
+    assert config is not None
+    if args.artifacts:
+        where = f"in {args.artifacts}"
+    elif served.journal.journal is not None:
+        where = "in the run journal's database"
+    else:
+        where = "in a temporary directory (lost on restart)"
+    return f"artifacts: results over {config.threshold:,} bytes are kept {where}"
 
 
 def process_app() -> Any:

@@ -20,8 +20,8 @@ from .call import ToolError, to_model_text
 from .messages import FilePart
 
 MAX_TOOL_FILE_BYTES = 4 * 1024 * 1024
-"""The most bytes (decoded) the files of one tool result may hold together: they are
-journaled with the result and sent to the model on every later step."""
+"""The default of ``Limits.max_tool_file_bytes``: the most bytes (decoded) the files of
+one tool result may hold together."""
 MAX_TOOL_FILES = 10
 """The most files one tool result may carry."""
 MAX_URL_LENGTH = 8192
@@ -61,33 +61,35 @@ def is_file(value: Any) -> bool:
     return isinstance(value, File | FilePart)
 
 
-def split_files(value: Any) -> tuple[Any, list[FilePart]] | None:
+def split_files(
+    value: Any, max_bytes: int = MAX_TOOL_FILE_BYTES
+) -> tuple[Any, list[FilePart]] | None:
     """``(text, files)`` for a value that holds files, else None (a plain result).
 
     A list's other items become text lines, strings as they are and anything else as
     JSON, in the order the tool gave them.
     """
     if is_file(value):
-        return "", checked_files([value])
+        return "", checked_files([value], max_bytes)
     if not isinstance(value, list) or not any(is_file(v) for v in value):
         return None
     text = "\n".join(to_model_text(v) for v in value if not is_file(v))
-    return text, checked_files([v for v in value if is_file(v)])
+    return text, checked_files([v for v in value if is_file(v)], max_bytes)
 
 
-def checked_files(values: list[Any]) -> list[FilePart]:
-    """The parts of ``values``, each well formed and all within the limits (a
-    ``ToolError`` naming the first problem otherwise)."""
+def checked_files(values: list[Any], max_bytes: int = MAX_TOOL_FILE_BYTES) -> list[FilePart]:
+    """The parts of ``values``, each well formed and all within the limits, ``max_bytes``
+    decoded bytes together (a ``ToolError`` naming the first problem otherwise)."""
     if len(values) > MAX_TOOL_FILES:
         raise ToolError(f"the tool returned {len(values)} files; at most {MAX_TOOL_FILES} fit")
     parts = [v.part() if isinstance(v, File) else v for v in values]
     total = 0
     for i, part in enumerate(parts):
         total += _check(part, f"file {i}")
-        if total > MAX_TOOL_FILE_BYTES:
+        if total > max_bytes:
             raise ToolError(
                 f"the tool's files hold {total:,} bytes or more; "
-                f"at most {MAX_TOOL_FILE_BYTES:,} fit in one result"
+                f"at most {max_bytes:,} fit in one result"
             )
     return parts
 

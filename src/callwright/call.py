@@ -206,8 +206,9 @@ class InDoubt(ToolError):
 
 
 def is_in_doubt(text: str) -> bool:
-    """Whether a result text is an in-doubt result (``InDoubt``)."""
-    return text.startswith(IN_DOUBT)
+    """Whether a result text is an in-doubt result (``InDoubt``), after an approver's edit
+    note if there is one."""
+    return split_edit_note(text)[1].startswith(IN_DOUBT)
 
 
 def idempotency_key(thread_id: str, call_id: str, arguments: Any) -> str:
@@ -408,6 +409,13 @@ class Call:
             return self.arguments
         return {**self.meta, **self.arguments}
 
+    @property
+    def edited(self) -> dict[str, Any] | None:
+        """The arguments that run when an approver edited the model's, else None."""
+        if self.proposed is None or self.proposed == self.arguments:
+            return None
+        return self.arguments
+
     def succeed(self, result: ToolResult) -> None:
         """End the call output-available with the tool's result."""
         self.transition(CallState.OUTPUT_AVAILABLE)
@@ -440,12 +448,33 @@ class Call:
         raise IllegalTransition(f"call {self.id} has no result in state {self.state}")
 
 
+EDIT_NOTE = "[The user edited the arguments before running: proposed "
+
+
 def edit_note(proposed: dict[str, Any] | None, ran: dict[str, Any] | None) -> str:
     """The note before the result of a call whose arguments an approver edited; empty
     when they were not edited."""
     if proposed is None or ran is None or proposed == ran:
         return ""
-    return (
-        f"[The user edited the arguments before running: proposed {to_model_text(proposed)}, "
-        f"ran {to_model_text(ran)}.] "
-    )
+    return f"{EDIT_NOTE}{to_model_text(proposed)}, ran {to_model_text(ran)}.] "
+
+
+def split_edit_note(text: str) -> tuple[dict[str, Any] | None, str]:
+    """The arguments a result's edit note says ran (None: no note) and the text after it.
+
+    A call in doubt is reconciled after a restart from its result alone: the note is
+    where the arguments that ran (and so the key the call had) are kept.
+    """
+    if not text.startswith(EDIT_NOTE):
+        return None, text
+    decoder = json.JSONDecoder()
+    try:
+        _, end = decoder.raw_decode(text, len(EDIT_NOTE))
+        if not text.startswith(", ran ", end):
+            return None, text
+        ran, end = decoder.raw_decode(text, end + len(", ran "))
+    except ValueError:
+        return None, text
+    if not isinstance(ran, dict) or not text.startswith(".] ", end):
+        return None, text
+    return ran, text[end + len(".] ") :]

@@ -330,6 +330,10 @@ class ToolExecutionStart:
     """The call now running: a front end can show it as busy."""
     tool_name: str
     """The tool being run."""
+    edited: dict[str, Any] | None = None
+    """The arguments it runs with when an approver edited the model's (None: the
+    model's): a journal keeps them, so a call left in doubt is reconciled with the key
+    it ran with."""
 
 
 @dataclass(slots=True)

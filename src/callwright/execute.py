@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Generic
 
 from . import acts
 from ._strategy import PARALLEL, Strategy
+from ._tool_files import MAX_TOOL_FILE_BYTES
 from .approvals import AgentApprovalPolicy, ApprovalIds, ApprovalQuery, decide
 from .approvals._records import new_approval_id
 from .call import (
@@ -110,6 +111,8 @@ class ExecutionPolicy:
     """The agent's approval policy: it sees every call before the tool's own setting."""
     artifacts: RunArtifacts | None = None
     """Stores results too large for the model's context (``Agent(artifacts=...)``)."""
+    max_tool_file_bytes: int = MAX_TOOL_FILE_BYTES
+    """``Limits.max_tool_file_bytes``: the files of one result, together."""
 
 
 class StepExecutor(Generic[DepsT]):
@@ -166,7 +169,7 @@ class StepExecutor(Generic[DepsT]):
             running = self._start(group)  # before the starts: a started call can be stopped
             try:
                 for call, _ in group:
-                    yield ToolExecutionStart(call.id, call.tool_name)
+                    yield ToolExecutionStart(call.id, call.tool_name, call.edited)
                 running.go()  # the starts are recorded: the tools may run now
                 remaining = len(group)
                 while remaining:
@@ -528,7 +531,7 @@ class StepExecutor(Generic[DepsT]):
                     if token is not None:
                         token.cancel("timed out")
                     raise TimedOut(tool.timeout) from None
-            result = as_result(value)
+            result = as_result(value, self.policy.max_tool_file_bytes)
             if self.policy.artifacts is not None:
                 result = await self.policy.artifacts.offload(
                     result, call.id, call.tool_name, self.scope

@@ -32,7 +32,7 @@ from pydantic_core import CoreSchema
 from ._errors import ConfigurationError
 from ._jsonschema import compile_validator
 from ._threads import tool_threads
-from ._tool_files import checked_files, split_files
+from ._tool_files import MAX_TOOL_FILE_BYTES, checked_files, split_files
 from .call import InvalidArgs, ToolResult, is_meta
 from .context import ToolContext
 
@@ -511,19 +511,19 @@ def _off_the_loop(executor: Callable[..., Any]) -> Executor:
     return run
 
 
-def as_result(value: Any) -> ToolResult:
+def as_result(value: Any, max_file_bytes: int = MAX_TOOL_FILE_BYTES) -> ToolResult:
     """Normalise what a tool returned: str, dict, pydantic model, ToolResult, anything
     JSON-able, a ``File``, or a list of text and files (a ``ToolError`` for a malformed
-    or oversized file)."""
+    file, or files over ``max_file_bytes`` together)."""
     if isinstance(value, ToolResult):
-        files = checked_files(value.files) if value.files else []
+        files = checked_files(value.files, max_file_bytes) if value.files else []
         if isinstance(value.content, BaseModel):
             return ToolResult(value.content.model_dump(mode="json"), value.details, files=files)
         value.files = files
         return value
     if isinstance(value, BaseModel):
         return ToolResult(value.model_dump(mode="json"))
-    split = split_files(value)
+    split = split_files(value, max_file_bytes)
     if split is not None:
         return ToolResult(split[0], files=split[1])
     return ToolResult(value)

@@ -352,7 +352,8 @@ def test_serve_never_prints_the_database_url(postgres_url: PostgresUrl, tmp_path
     finally:
         replica.stop()
     place = database.rpartition("@")[2].partition("?")[0]  # host:port/dbname
-    assert f"run journal: Postgres {place}, with DBOS workflows (executor id banner;" in (
-        replica.log()
-    )
+    assert (
+        f"run journal: Postgres {place}, as a durable replica (executor id banner; a dead "
+        "replica's runs continue on another) with the tool workers' queue"
+    ) in replica.log()
     assert "postgresql://" not in replica.log()

@@ -10,30 +10,15 @@
 // tests (tests/wire/test_js_clients.py) assert on it.
 
 import { chatClass } from "./chat.mjs";
+import { printed, sleep, waitFor as waitUntil, uid, errText, withClient, takePrinted } from "./_clients.mjs";
 
 const [clientName, baseUrl] = process.argv.slice(2);
 const extraHeaders = JSON.parse(process.env.DRIVE_HEADERS ?? "{}");
 
 // --- capture everything a client prints ------------------------------------------------
-let printed = [];
-for (const level of ["warn", "error", "log", "info", "debug"]) {
-  console[level] = (...args) => {
-    printed.push(`${level}: ${args.map((a) => (a instanceof Error ? a.message : typeof a === "string" ? a : JSON.stringify(a))).join(" ")}`);
-  };
-}
 process.on("warning", (w) => printed.push(`process-warning: ${w.name}: ${w.message}`));
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-async function waitFor(pred, ms = 15000) {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (pred()) return true;
-    await sleep(20);
-  }
-  return pred();
-}
-const uid = () => Math.random().toString(36).slice(2, 10);
-const errText = (e) => (e instanceof Error ? e.message : String(e));
+const waitFor = (pred, ms = 15000) => waitUntil(pred, ms);
 
 const pickColor = {
   name: "pick_color",
@@ -312,21 +297,10 @@ async function aiScenarios(mod, major) {
 
 // --- main ----------------------------------------------------------------------------------
 
-const loaders = {
-  agui1: async () => aguiScenarios(await import("agui-client-1")),
-  agui0: async () => aguiScenarios(await import("agui-client-0")),
-  ai5: async () => aiScenarios(await import("ai5"), 5),
-  ai6: async () => aiScenarios(await import("ai6"), 6),
-  ai7: async () => aiScenarios(await import("ai7"), 7),
-};
-if (!loaders[clientName]) {
-  process.stderr.write(`unknown client ${clientName}\n`);
-  process.exit(2);
-}
-const scenarios = await loaders[clientName]();
+const scenarios = await withClient(clientName, { agui: aguiScenarios, aisdk: aiScenarios });
 const out = { node: process.version, scenarios: {} };
 for (const [name, fn] of Object.entries(scenarios)) {
-  printed = [];
+  takePrinted();
   let result;
   const started = Date.now();
   try {
@@ -334,7 +308,7 @@ for (const [name, fn] of Object.entries(scenarios)) {
   } catch (e) {
     result = { crashed: errText(e), stack: e?.stack ?? null };
   }
-  out.scenarios[name] = { ...result, printed, ms: Date.now() - started };
+  out.scenarios[name] = { ...result, printed: takePrinted(), ms: Date.now() - started };
 }
 process.stdout.write(JSON.stringify(out));
 process.exit(0);

@@ -13,30 +13,13 @@
 // tests/artifacts/test_artifacts_http.py asserts on it.
 
 import { chatClass } from "./chat.mjs";
+import { waitFor, uid, errText, report } from "./_clients.mjs";
 import { createHash } from "node:crypto";
 
 const [clientName, baseUrl] = process.argv.slice(2);
 const owner = JSON.parse(process.env.OWNER_HEADERS ?? "{}");
 const other = JSON.parse(process.env.OTHER_HEADERS ?? "{}");
 
-let printed = [];
-for (const level of ["warn", "error", "log", "info", "debug"]) {
-  console[level] = (...args) => {
-    printed.push(`${level}: ${args.map((a) => (a instanceof Error ? a.message : typeof a === "string" ? a : JSON.stringify(a))).join(" ")}`);
-  };
-}
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-async function waitFor(pred, ms = 30000) {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (pred()) return true;
-    await sleep(20);
-  }
-  return pred();
-}
-const uid = () => Math.random().toString(36).slice(2, 10);
-const errText = (e) => (e instanceof Error ? e.message : String(e));
 
 async function download(url) {
   if (!url) return null;
@@ -112,21 +95,4 @@ async function agui(mod) {
   };
 }
 
-const loaders = {
-  agui1: async () => agui(await import("agui-client-1")),
-  agui0: async () => agui(await import("agui-client-0")),
-  ai5: async () => aisdk(await import("ai5"), 5),
-  ai6: async () => aisdk(await import("ai6"), 6),
-  ai7: async () => aisdk(await import("ai7"), 7),
-};
-if (!loaders[clientName]) {
-  process.stderr.write(`unknown client ${clientName}\n`);
-  process.exit(2);
-}
-let result;
-try {
-  result = await loaders[clientName]();
-} catch (e) {
-  result = { crashed: errText(e), stack: e?.stack ?? null };
-}
-process.stdout.write(JSON.stringify({ ...result, printed }), () => process.exit(0));
+await report(clientName, { agui, aisdk });

@@ -11,30 +11,14 @@
 // asserts on it and on what the model server received.
 
 import { chatClass } from "./chat.mjs";
+import { printed, sleep, waitFor as waitUntil, uid, errText, report } from "./_clients.mjs";
 
 import { readFileSync } from "node:fs";
 
 const [clientName, baseUrl, specPath] = process.argv.slice(2);
 const spec = JSON.parse(readFileSync(specPath, "utf8"));
 
-let printed = [];
-for (const level of ["warn", "error", "log", "info", "debug"]) {
-  console[level] = (...args) => {
-    printed.push(`${level}: ${args.map((a) => (a instanceof Error ? a.message : typeof a === "string" ? a : JSON.stringify(a))).join(" ")}`);
-  };
-}
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-async function waitFor(pred, ms = 20000) {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (pred()) return true;
-    await sleep(20);
-  }
-  return pred();
-}
-const uid = () => Math.random().toString(36).slice(2, 10);
-const errText = (e) => (e instanceof Error ? e.message : String(e));
+const waitFor = (pred, ms = 20000) => waitUntil(pred, ms);
 
 async function aisdk(mod, major) {
   const { AbstractChat, DefaultChatTransport } = mod;
@@ -103,22 +87,4 @@ async function agui(mod) {
   return { threadId: agent.threadId, runs, messages: agent.messages, statuses };
 }
 
-const loaders = {
-  agui1: async () => agui(await import("agui-client-1")),
-  agui0: async () => agui(await import("agui-client-0")),
-  ai5: async () => aisdk(await import("ai5"), 5),
-  ai6: async () => aisdk(await import("ai6"), 6),
-  ai7: async () => aisdk(await import("ai7"), 7),
-};
-if (!loaders[clientName]) {
-  process.stderr.write(`unknown client ${clientName}\n`);
-  process.exit(2);
-}
-let result;
-try {
-  result = await loaders[clientName]();
-} catch (e) {
-  result = { crashed: errText(e), stack: e?.stack ?? null };
-}
-// exit once the report is flushed: a large one (a file of megabytes) would be cut short
-process.stdout.write(JSON.stringify({ ...result, printed }), () => process.exit(0));
+await report(clientName, { agui, aisdk });

@@ -10,23 +10,9 @@
 // action, content} for the AI SDK), and the run finishes with the MCP tool's result.
 
 import { chatClass } from "./chat.mjs";
+import { printed, sleep, waitFor, uid, errText } from "./_clients.mjs";
 
 const [clientName, baseUrl] = process.argv.slice(2);
-let printed = [];
-for (const level of ["warn", "error", "log", "info", "debug"]) {
-  console[level] = (...args) => printed.push(`${level}: ${args.map((a) => (a instanceof Error ? a.message : typeof a === "string" ? a : JSON.stringify(a))).join(" ")}`);
-}
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-async function waitFor(pred, ms = 30000) {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (pred()) return true;
-    await sleep(20);
-  }
-  return pred();
-}
-const uid = () => Math.random().toString(36).slice(2, 10);
-const errText = (e) => (e instanceof Error ? e.message : String(e));
 const FORM = { name: "Ada Lovelace", check: true };
 
 async function agui() {

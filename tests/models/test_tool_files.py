@@ -8,7 +8,15 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from callwright import MAX_TOOL_FILE_BYTES, Agent, File, MessageHistory, ToolResult, tool
+from callwright import (
+    MAX_TOOL_FILE_BYTES,
+    Agent,
+    File,
+    Limits,
+    MessageHistory,
+    ToolResult,
+    tool,
+)
 from callwright.messages import AssistantMessage, ToolCallPart, ToolResultMessage, UserMessage
 from callwright.models._local_stages import plain_conversation
 from callwright.models.base import ModelRequest
@@ -221,6 +229,28 @@ async def test_an_oversized_image_is_an_error_result_the_model_sees() -> None:
     seen = await run_tool("huge", [huge])
     assert seen.is_error and seen.files == []
     assert f"at most {MAX_TOOL_FILE_BYTES:,} fit in one result" in seen.content
+
+
+@tool
+def small_pictures() -> list[File]:
+    """Return two pictures of 600 bytes."""
+    return [File(b"\0" * 600, "image/png"), File(b"\1" * 600, "image/png")]
+
+
+async def test_the_file_limit_is_the_agents() -> None:
+    """``Limits(max_tool_file_bytes=...)`` replaces the default for the agent's tools."""
+    model = ScriptedModel([[call("small_pictures", id="c1")], ["ok"]])
+    agent = Agent(model, [small_pictures], limits=Limits(max_tool_file_bytes=1000))
+    await agent.run("go")
+    seen = model.requests[1].messages[-1]
+    assert isinstance(seen, ToolResultMessage) and seen.is_error and seen.files == []
+    assert "the tool's files hold 1,200 bytes or more; at most 1,000 fit" in seen.content
+    model = ScriptedModel([[call("small_pictures", id="c1")], ["ok"]])
+    agent = Agent(model, [small_pictures], limits=Limits(max_tool_file_bytes=1200))
+    await agent.run("go")
+    seen = model.requests[1].messages[-1]
+    assert isinstance(seen, ToolResultMessage) and not seen.is_error
+    assert [len(f.data or "") for f in seen.files] == [800, 800]  # base64 of 600 bytes
 
 
 async def test_malformed_files_are_error_results_naming_the_problem() -> None:

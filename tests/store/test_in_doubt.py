@@ -21,7 +21,7 @@ from callwright.call import idempotency_key, is_in_doubt
 from callwright.messages import ToolResultMessage, UserMessage
 from callwright.models import ScriptedModel, call
 from callwright.server import create_app
-from callwright.store import SQLJournal, open_journal
+from callwright.store import Answer, SQLJournal, open_journal
 from live_server import Server
 
 
@@ -159,6 +159,66 @@ async def test_an_idempotent_tool_runs_again_with_the_same_key(journal: SQLJourn
         [result] = [e for e in events if isinstance(e, ev.ToolCallResult)]
         assert result.state == "output-available"
         assert keys == [key_for({"amount": 5})] * 2
+    finally:
+        fresh.close()
+
+
+async def test_an_edited_call_runs_and_is_reconciled_with_the_key_of_what_ran(
+    journal: SQLJournal,
+) -> None:
+    """An approver cut the charge from 500 to 150: the tool ran with the key of 150, and
+    after a crash ``reconcile`` is asked about that key and those arguments, not the
+    model's; the model is told what was proposed and what ran."""
+    charges: list[str] = []
+    asked: list[tuple[str, dict[str, Any]]] = []
+
+    def reconcile(key: str, arguments: dict[str, Any]) -> str | None:
+        asked.append((key, arguments))
+        return f"charged {arguments['amount']}" if key in charges else None
+
+    @tool(requires_approval=True, allow_edits=True, reconcile=reconcile)
+    async def charge(amount: int, ctx: ToolContext) -> str:
+        """Charge the card."""
+        charges.append(ctx.idempotency_key)
+        ctx.progress("charged")
+        await asyncio.Event().wait()  # the process dies before the tool reports
+        return f"charged {amount}"
+
+    model = ScriptedModel([[call("charge", {"amount": 500}, id="c1")], ["noted"]])
+    agent = Agent(model, [charge])
+    run, rec = start_journaled(journal, agent, "t", "r1", [UserMessage("charge")], [])
+    async for e in run.events():
+        rec.record(e, b"frame")
+    [pending] = journal.pending("t")
+    edit = Answer("approval", "c1", pending.approval_id, True, arguments={"amount": 150})
+    run, rec = start_journaled(journal, agent, "t", "r2", [], [edit])
+    async for e in run.events():
+        rec.record(e, b"frame")
+        if isinstance(e, ev.ToolProgress):
+            break
+    assert charges == [key_for({"amount": 150})]
+    assert key_for({"amount": 150}) != key_for({"amount": 500})
+    fresh = open_journal(journal.target)
+    try:
+        fresh.recover(set())
+        last = fresh.history("t")[-1]
+        assert isinstance(last, ToolResultMessage) and is_in_doubt(last.content)
+        assert last.content.startswith(
+            '[The user edited the arguments before running: proposed {"amount":500}, '
+            'ran {"amount":150}.] '
+        )
+        run, rec = start_journaled(fresh, agent, "t", "r3", [], [])
+        events = [e async for e in run.events()]
+        assert asked == [(key_for({"amount": 150}), {"amount": 150})]
+        [result] = [e for e in events if isinstance(e, ev.ToolCallResult)]
+        assert (result.state, result.output) == ("output-available", "charged 150")
+        sent = model.requests[-1].messages[-1]
+        assert isinstance(sent, ToolResultMessage) and not sent.is_error
+        assert sent.content == (
+            '[The user edited the arguments before running: proposed {"amount":500}, '
+            'ran {"amount":150}.] charged 150'
+        )
+        assert len(charges) == 1
     finally:
         fresh.close()
 

@@ -3,12 +3,8 @@ continues a run, in ``durable/``) sets so that a run error does not map its disk
 
 from __future__ import annotations
 
-import ast
-from pathlib import Path
-
 import pytest
 
-import callwright.durable
 from _sse import frames
 from callwright.events import RunError
 from callwright.wire._base import SSEEncoder
@@ -35,16 +31,3 @@ def test_run_errors_keep_their_paths_unless_the_encoder_strips_them(
     assert stripped.endswith("model file …/weights.gguf is missing")  # the AI SDK: [code] …
     own = encoder(strip_paths=True).error("cannot open C:\\Users\\me\\key.pem", "x")  # type: ignore[call-arg]
     assert message_of(own).endswith("cannot open …\\key.pem")
-
-
-def test_durable_imports_nothing_from_the_server() -> None:
-    package = Path(callwright.durable.__file__).parent
-    climbs = [
-        f"{path.name}: {node.module}"
-        for path in sorted(package.glob("*.py"))
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
-        if isinstance(node, ast.ImportFrom)
-        and node.level == 2
-        and (node.module or "").split(".")[0] == "server"
-    ]
-    assert climbs == []

@@ -1,5 +1,6 @@
-"""Many processes on one Postgres: DBOS workflows for run segments, taking over the work
-of a process that died, and tools run by ``callwright worker`` processes.
+"""Many processes on one Postgres: durable replicas that continue the runs of a process
+that died (through the run journal), and tools run by ``callwright worker`` processes
+(through a DBOS queue).
 
 Needs the ``durable`` extra (``dbos``, ``psycopg``). See DEPLOY.md.
 """

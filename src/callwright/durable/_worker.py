@@ -184,7 +184,7 @@ async def _run_tool(
     finally:
         watch.cancel()
         await stream.close()
-    outcome = _finished(task, token)
+    outcome = _finished(task, token, host.agent.limits.max_tool_file_bytes)
     if traced is not None:
         traced.end(outcome)
     return outcome
@@ -199,13 +199,14 @@ async def _in_doubt(tool: Tool, request: dict[str, Any]) -> dict[str, Any]:
     return error_payload(InDoubt()) if result is None else result_payload(result)
 
 
-def _finished(task: asyncio.Task[Any], token: CancelToken) -> dict[str, Any]:
-    """The tool task's outcome as plain data."""
+def _finished(task: asyncio.Task[Any], token: CancelToken, max_file_bytes: int) -> dict[str, Any]:
+    """The tool task's outcome as plain data (its files within the agent's
+    ``Limits.max_tool_file_bytes``)."""
     if task.cancelled():
         return error_payload(Cancelled(token.reason))
     error = task.exception()
     if error is None:
-        return result_payload(as_result(task.result()))
+        return result_payload(as_result(task.result(), max_file_bytes))
     if isinstance(error, ToolError):
         return error_payload(error)
     if isinstance(error, InputRequired):

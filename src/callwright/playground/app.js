@@ -318,6 +318,49 @@ function showFiles(c, files) {
   }
 }
 
+// A result too large for the model (TOOL_CALL_RESULT metadata.callwright.artifact): the
+// card shows its preview and links to the whole. The download is fetched with the page's
+// token, which a plain link could not send, and saved from the bytes received.
+function showArtifact(c, artifact) {
+  if (typeof artifact?.url !== "string" || !artifact.url.startsWith("/runs/")) return;
+  const extension = artifact.mediaType === "application/json" ? "json" : "txt";
+  const name = `${artifact.id ?? "artifact"}.${extension}`;
+  const size = Number(artifact.size);
+  const label = Number.isFinite(size) ? `Download the whole result (${size.toLocaleString("en")} bytes)` : "Download the whole result";
+  const link = el("a", "artifact-link", label);
+  link.href = new URL(artifact.url, location.href).href;
+  link.download = name;
+  link.addEventListener("click", (click) => {
+    click.preventDefault();
+    download(c, link.href, name);
+  });
+  c.result.append(link);
+}
+
+async function download(c, url, name) {
+  let response;
+  try {
+    response = await fetch(url, { headers: authHeaders() });
+  } catch (error) {
+    notice("error", `Could not download ${c.name}'s result: ${error.message ?? error}`);
+    return;
+  }
+  if (response.status === 401 && askForToken()) return download(c, url, name);
+  if (!response.ok) {
+    const body = await response.json().catch(() => ({}));
+    notice("error", `Could not download ${c.name}'s result: ${body.error?.message ?? response.status}`);
+    return;
+  }
+  const saved = URL.createObjectURL(await response.blob());
+  const save = el("a");
+  save.href = saved;
+  save.download = name;
+  document.body.append(save);
+  save.click();
+  save.remove();
+  setTimeout(() => URL.revokeObjectURL(saved), 60_000);
+}
+
 function renderState(state) {
   stateEl.textContent = JSON.stringify(state ?? {}, null, 2);
 }
@@ -377,6 +420,7 @@ function handle(event, run) {
       else if (state === "output-error") showResult(c, "error", "error", "Error", event.content);
       else showResult(c, "complete", "complete", "Result", event.content);
       showFiles(c, event.metadata?.callwright?.files ?? []);
+      showArtifact(c, event.metadata?.callwright?.artifact);
       break;
     }
     case "STATE_SNAPSHOT":

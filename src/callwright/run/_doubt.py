@@ -6,7 +6,15 @@ front end that saw the call start (or never saw it end) shows what became of it.
 
 from __future__ import annotations
 
-from ..call import Call, CallState, InDoubt, idempotency_key, is_in_doubt, strip_meta
+from ..call import (
+    Call,
+    CallState,
+    InDoubt,
+    idempotency_key,
+    is_in_doubt,
+    split_edit_note,
+    strip_meta,
+)
 from ..events import ToolCallResult
 from ..execute import result_event
 from ..messages import AssistantMessage, Message, ToolResultMessage, last_assistant_index
@@ -35,12 +43,15 @@ async def settle_in_doubt(
         position, part = parts[message.call_id]
         tool = toolbox.get(message.tool_name)
         call = Call(message.call_id, message.tool_name, position, tool, CallState.INPUT_AVAILABLE)
-        call.arguments = strip_meta(part.arguments)
+        proposed = strip_meta(part.arguments)
+        edited, _ = split_edit_note(message.content)
+        call.arguments = proposed if edited is None else edited  # what ran, and its key
         key = idempotency_key(thread_id, call.id, call.arguments)
         result = None if tool is None else await reconciled(tool, key, call.arguments)
         if result is None:
             call.fail(InDoubt(message.content))
         else:
+            call.proposed = proposed
             call.succeed(result)
             messages[at] = ToolResultMessage(call.id, call.tool_name, call.model_text())
         events.append(result_event(call))

@@ -11,6 +11,7 @@ from pydantic import TypeAdapter
 from typing_extensions import TypeVar
 
 from .._errors import CallwrightError
+from .._tool_files import MAX_TOOL_FILE_BYTES
 from ..call import Call
 from ..events import PendingCall, RunError, RunStatus
 from ..execute import ExecutionPolicy
@@ -83,6 +84,10 @@ class Limits:
     """Characters in one model reply (text, reasoning and call arguments together),
     counted as it streams: past it the stream is stopped and the run ends with the
     error ``reply_too_large``, so a runaway model cannot fill the server's memory."""
+    max_tool_file_bytes: int = MAX_TOOL_FILE_BYTES
+    """Bytes (decoded) the files of one tool result may hold together (images, audio,
+    documents a tool returns): they are journaled with the result and sent to the model
+    on every later step. More is an error result the model sees."""
 
 
 @dataclass(frozen=True, slots=True)

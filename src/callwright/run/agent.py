@@ -180,6 +180,7 @@ class Agent(Generic[DepsT, OutputT]):
             approval_ids,
             self.approval,
             None if self.artifacts is None else self.artifacts.for_run(),
+            self.limits.max_tool_file_bytes,
         )
         return RunSettings(
             model=self.model,

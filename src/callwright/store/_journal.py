@@ -475,10 +475,12 @@ class SQLJournal(JournalReads, LeaseHolder, TakeOver):
         with self._txs.tx(writes_only=True) as db:
             self._fence(db, segment)
             if status == "started":
+                # None, or the arguments an approver edited (``{"edited": ...}``)
+                edited = None if output is None else canonical_json(output)
                 db.write(
-                    "UPDATE operations SET status = 'started', started_at = ? "
+                    "UPDATE operations SET status = 'started', started_at = ?, output = ? "
                     "WHERE run_id = ? AND call_id = ? AND name != 'model'",
-                    (now, segment.run_id, call_id),
+                    (now, edited, segment.run_id, call_id),
                 )
             else:
                 complete(db, segment.run_id, call_id, output, self.limits, now, status)

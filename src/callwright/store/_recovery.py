@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._tool_files import file_from_dict
-from ..call import InDoubt, is_in_doubt
+from ..call import InDoubt, edit_note, is_in_doubt, strip_meta
 from ..messages import (
     AssistantMessage,
     Message,
@@ -129,12 +129,13 @@ def _outcomes(
 ) -> dict[str, ToolResultMessage]:
     """The result each call without one gets: its journaled output, or in doubt."""
     answered = {m.call_id for m in history if isinstance(m, ToolResultMessage)}
-    names = {
-        p.id: p.name
+    parts = {
+        p.id: p
         for m in [*history, *replies]
         if isinstance(m, AssistantMessage)
         for p in m.tool_calls
     }
+    names = {call_id: p.name for call_id, p in parts.items()}
     outcomes: dict[str, ToolResultMessage] = {}
     for op in ops:
         call_id = op["call_id"]
@@ -148,7 +149,12 @@ def _outcomes(
                 call_id, name, out["content"], out["is_error"], files
             )
         elif op["status"] == "started" and not (op["idempotent"] or name in idempotent):
-            outcomes[call_id] = ToolResultMessage(call_id, name, InDoubt().model_text(), True)
+            # an approver's edit stays in the result: the model sees what ran, and
+            # reconciling uses the key the call ran with
+            edited = (op["output"] or {}).get("edited")
+            note = edit_note(strip_meta(parts[call_id].arguments), edited)
+            text = note + InDoubt().model_text()
+            outcomes[call_id] = ToolResultMessage(call_id, name, text, True)
     return outcomes
 
 

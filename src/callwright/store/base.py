@@ -288,7 +288,9 @@ class Journal(Protocol):
         output: Any = None,
         events: Any = (),
     ) -> None:
-        """A tool's ``started`` / ``completed`` row, committed at once (with pending events)."""
+        """A tool's ``started`` / ``completed`` row, committed at once (with pending events).
+        A ``started`` row's ``output`` is None or ``{"edited": arguments}``: what an
+        approver's edit made the call run with, for recovery to reconcile it by."""
         ...
 
     def append_events(self, segment: Segment, events: list[tuple[int, str, bytes]]) -> None:

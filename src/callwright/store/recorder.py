@@ -216,7 +216,8 @@ class Recorder:
 
     def _on_tool_started(self, event: Event) -> Awaitable[None] | None:
         assert isinstance(event, ToolExecutionStart)
-        args = (self.segment, event.call_id, "started", None, self._frames())
+        edited = None if event.edited is None else {"edited": event.edited}
+        args = (self.segment, event.call_id, "started", edited, self._frames())
         self._do(self.journal.mark_operation, *args)
         return self._durable(frames=True)  # a tool may take long: the stream so far goes too
 
