@@ -15,6 +15,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -25,7 +26,7 @@ import httpx
 import pytest
 
 from _postgres import PostgresUrl
-from durable._cluster import Replica, agui_body, frames, side_effects
+from durable._cluster import Replica, ToolWorker, agui_body, frames, ran_in, side_effects
 
 APP = str(Path(__file__).with_name("app_with_users.py"))
 JS_DIR = Path(__file__).resolve().parents[1] / "js"
@@ -181,3 +182,130 @@ async def test_a_flood_of_cancels_through_b_stops_the_call_once(
     assert sorted(results) == sorted([CANCELLED_TEXT, "value of a", "value of b"])
     assert seen[-1]["type"] == "RUN_FINISHED"
     assert_stopped_on_a(a, run_id)
+
+
+@pytest.fixture
+def with_worker(postgres_url: PostgresUrl, tmp_path: Path) -> Iterator[list[Any]]:
+    """Two ``callwright serve`` replicas (no users) and a ``callwright worker``."""
+    database = postgres_url.fresh_database()
+    effects = tmp_path / "effects.txt"
+    processes: list[Any] = [Replica(database, f"served-{n}", effects) for n in "ab"]
+    processes.append(ToolWorker(database, "served-w", effects))
+    try:
+        for process in processes:
+            process.start()
+        yield processes
+    finally:
+        for process in processes:
+            process.stop()
+
+
+@pytest.fixture
+def doomed_pair(postgres_url: PostgresUrl, tmp_path: Path) -> Iterator[list[UsersReplica]]:
+    """Two replicas of their own: the test kills one."""
+    database = postgres_url.fresh_database()
+    replicas = [UsersReplica(database, f"doomed-{n}", tmp_path / "effects.txt") for n in "ab"]
+    try:
+        for replica in replicas:
+            replica.start()
+        yield replicas
+    except BaseException:
+        for replica in replicas:
+            print(f"--- {replica.executor_id}\n{replica.log()}")
+        raise
+    finally:
+        for replica in replicas:
+            replica.stop()
+
+
+async def _until_started(effects: Path, line: str, times: int = 1) -> None:
+    deadline = time.monotonic() + 60
+    while side_effects(effects).count(line) < times:
+        assert time.monotonic() < deadline, side_effects(effects)
+        await asyncio.sleep(0.05)
+
+
+async def _cancel(http: httpx.AsyncClient, url: str, run_id: str, call_id: str) -> int:
+    response = await http.post(f"{url}/runs/{run_id}/calls/{call_id}/cancel")
+    return response.status_code
+
+
+async def _replayed(http: httpx.AsyncClient, url: str, run_id: str) -> list[dict[str, Any]]:
+    """The run's frames from ``url`` once it has ended."""
+    deadline = time.monotonic() + 90
+    events: list[dict[str, Any]] = []
+    while time.monotonic() < deadline:
+        text = ""
+        try:
+            async with http.stream("GET", f"{url}/runs/{run_id}/events", timeout=3) as response:
+                assert response.status_code == 200, await response.aread()
+                async for chunk in response.aiter_text():
+                    text += chunk
+        except httpx.ReadTimeout:
+            pass
+        events = frames(text)
+        if events and events[-1]["type"] in ("RUN_FINISHED", "RUN_ERROR"):
+            return events
+        await asyncio.sleep(0.2)
+    raise AssertionError(f"run {run_id} did not end: {[e['type'] for e in events][-8:]}")
+
+
+def _result_of(events: list[dict[str, Any]], call_id: str) -> str:
+    results = [e for e in events if e["type"] == "TOOL_CALL_RESULT" and e["toolCallId"] == call_id]
+    assert len(results) == 1, results
+    return str(results[0]["content"])
+
+
+async def test_a_call_on_a_tool_worker_is_cancelled_through_b(with_worker: list[Any]) -> None:
+    """The run streams on A, its call runs on a worker, the cancel reaches B: A stops the
+    call through the worker's own path, and the run goes on."""
+    a, b, worker = with_worker
+    tag = f"w{uuid.uuid4().hex[:6]}"
+    run_id = f"r-{tag}"
+    async with httpx.AsyncClient(timeout=60, headers=ALICE) as http:
+        streaming = asyncio.create_task(
+            http.post(a.url + "/agui", json=agui_body(f"t-{tag}", f"remote 30 {tag}", run_id))
+        )
+        await _until_started(a.side_effects, f"start {tag}")
+        assert await _cancel(http, b.url, run_id, f"call_{tag}") == 202
+        response = await streaming
+    events = frames(response.text)
+    assert _result_of(events, f"call_{tag}") == CANCELLED_TEXT
+    assert events[-1]["type"] == "RUN_FINISHED"
+    assert f"end {tag}" not in side_effects(a.side_effects)  # the worker's tool stopped
+    assert ran_in(a.side_effects, tag) == [worker.pid]
+
+
+async def test_a_call_of_a_run_continued_on_b_is_cancelled_there(
+    doomed_pair: list[UsersReplica],
+) -> None:
+    """A dies mid-call; B continues the run (the idempotent tool runs again there) and a
+    cancel that reaches B stops the call of the continued run."""
+    a, b = doomed_pair
+    tag = f"c{uuid.uuid4().hex[:6]}"
+    run_id = f"r-{tag}"
+    async with httpx.AsyncClient(timeout=60, headers=ALICE) as http:
+        streaming = asyncio.create_task(
+            stream_until_broken(http, a.url, agui_body(f"t-{tag}", f"idem 30 {tag}", run_id))
+        )
+        await _until_started(a.side_effects, f"start {tag}")
+        a.kill()
+        await streaming
+        await _until_started(b.side_effects, f"start {tag}", times=2)
+        assert await _cancel(http, b.url, run_id, f"call_{tag}") == 202
+        events = await _replayed(http, b.url, run_id)
+        assert await _cancel(http, b.url, run_id, f"call_{tag}") == 409  # finished now
+    assert _result_of(events, f"call_{tag}") == CANCELLED_TEXT
+    assert events[-1]["type"] == "RUN_FINISHED"
+    assert b.process is not None and ran_in(b.side_effects, tag)[-1] == b.process.pid
+    assert f"end {tag}" not in side_effects(b.side_effects)
+
+
+async def stream_until_broken(http: httpx.AsyncClient, url: str, body: dict[str, Any]) -> None:
+    """Read a run's stream until its replica dies under it."""
+    try:
+        async with http.stream("POST", url + "/agui", json=body) as response:
+            async for _ in response.aiter_bytes():
+                pass
+    except httpx.HTTPError:
+        pass

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,6 +50,11 @@ class LiveRuns:
 
     def add(self, run: Run[Any, Any], principal: str | None) -> None:
         self._runs[run.run_id] = _Live(principal, run)
+
+    def watch(self, run: Run[Any, Any], principal: str | None) -> Callable[[], None]:
+        """``add`` now, and what ``remove``s it (a run a durable runtime continues here)."""
+        self.add(run, principal)
+        return lambda: self.remove(run)
 
     def remove(self, run: Run[Any, Any]) -> None:
         live = self._runs.get(run.run_id)

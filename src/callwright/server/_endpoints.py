@@ -172,6 +172,8 @@ class Endpoints(Generic[DepsT]):
         self._readiness = Readiness(self.agent, self.journal, self.durable)
         if self.durable is not None and self.durable.deps_factory is None:
             self.durable.deps_factory = self.deps_factory
+        if self.durable is not None and self.durable.on_continue is None:
+            self.durable.on_continue = self._live.watch
         artifacts = self.agent.artifacts
         if artifacts is not None and artifacts.store is None and self.journal is not None:
             artifacts.store = JournalArtifactStore(self.journal)
