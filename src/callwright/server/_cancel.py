@@ -44,12 +44,17 @@ class LiveRuns:
     """The runs streaming on this process, by run id, with the principal each belongs to.
     A run is added when its stream starts and removed when the stream ends."""
 
-    def __init__(self, requests: CancelRequests | None = None) -> None:
+    def __init__(self, requests: CancelRequests | None = None, interval: float = 0.25) -> None:
         self._runs: dict[str, _Live] = {}
         self._requests = requests
+        self._interval = interval
+        self._poll: asyncio.Task[None] | None = None
 
     def add(self, run: Run[Any, Any], principal: str | None) -> None:
+        """Called on the event loop; starts the poll for cancel requests if it is not on."""
         self._runs[run.run_id] = _Live(principal, run)
+        if self._requests is not None and (self._poll is None or self._poll.done()):
+            self._poll = asyncio.get_running_loop().create_task(self._polling(self._requests))
 
     def watch(self, run: Run[Any, Any], principal: str | None) -> Callable[[], None]:
         """``add`` now, and what ``remove``s it (a run a durable runtime continues here)."""
@@ -82,18 +87,17 @@ class LiveRuns:
         if verdict is Verdict.UNKNOWN:
             raise unknown_call()
 
-    async def poll(self, interval: float) -> None:
-        """Forever: every ``interval`` seconds while runs stream here, stop the calls of
-        theirs that requests on other replicas asked to stop (see the module docstring)."""
-        if self._requests is None:
-            return
+    async def _polling(self, requests: CancelRequests) -> None:
+        """Every ``interval`` seconds while runs stream here (it ends when none does), stop
+        the calls of theirs that requests on other replicas asked to stop (see the module
+        docstring)."""
         failing = False
-        while True:
-            await asyncio.sleep(interval)
+        while self._runs:
+            await asyncio.sleep(self._interval)
             if not self._runs:
-                continue
+                return
             try:
-                taken = await asyncio.to_thread(self._requests.take, list(self._runs))
+                taken = await asyncio.to_thread(requests.take, list(self._runs))
             except database_errors() as exc:
                 if not failing:
                     log.warning("could not read the cancel requests from the journal: %s", exc)
@@ -106,6 +110,8 @@ class LiveRuns:
                     live.run.cancel_call(call_id, CANCEL_REASON)
 
     def close(self) -> None:
+        if self._poll is not None:
+            self._poll.cancel()
         if self._requests is not None:
             self._requests.close()
 

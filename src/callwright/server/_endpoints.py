@@ -168,7 +168,7 @@ class Endpoints(Generic[DepsT]):
             else LedgerVerifier(self.ledger)
         )
         self._threads = RunningThreads()
-        self._live = LiveRuns(cancel_requests(self.journal))
+        self._live = LiveRuns(cancel_requests(self.journal), self.limits.cancel_poll_seconds)
         self._readiness = Readiness(self.agent, self.journal, self.durable)
         if self.durable is not None and self.durable.deps_factory is None:
             self.durable.deps_factory = self.deps_factory
@@ -305,7 +305,7 @@ class Endpoints(Generic[DepsT]):
         running; 404 ``unknown_call`` for an unknown run or call and for another
         principal's run. With a journal the run may stream on another replica: the
         request is checked against the journal and that replica stops the call within
-        ``ServerLimits.cancel_poll_seconds`` (its ``lifespan`` polls). ``run_id`` and
+        ``ServerLimits.cancel_poll_seconds``. ``run_id`` and
         ``call_id`` default to the route's path parameters."""
         try:
             principal = await self._principal(request, principal, body=True)
@@ -511,11 +511,9 @@ class Endpoints(Generic[DepsT]):
         self.recover()
         if self.durable is not None:
             self.durable.launch()
-        poll = asyncio.create_task(self._live.poll(self.limits.cancel_poll_seconds))
         try:
             yield
         finally:
-            poll.cancel()
             try:
                 if self.durable is not None:
                     await self.durable.close()
