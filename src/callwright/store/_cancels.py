@@ -49,28 +49,42 @@ class CancelRequests:
     or a ``postgresql://`` URL). Its methods block: call them from worker threads."""
 
     def __init__(self, target: str, *, busy_seconds: float = 10.0) -> None:
-        self._db = DirectConnection(target, busy_seconds)
+        self.target = target
+        self._busy_seconds = busy_seconds
+        self._db: DirectConnection | None = None
         self._lock = threading.Lock()
-        with self._lock:
+
+    def _connection(self) -> DirectConnection:
+        """The store's connection, opened on first use (under the lock): a server whose
+        runs are never cancelled from elsewhere never opens it."""
+        if self._db is None:
+            db = DirectConnection(self.target, self._busy_seconds)
             try:
-                self._db.execute(INDEX)
-            except Exception:
-                # two replicas starting at once: the other one made it
-                self._db.execute(INDEX)
+                try:
+                    db.execute(INDEX)
+                except Exception:
+                    # two replicas starting at once: the other one made it
+                    db.execute(INDEX)
+            except BaseException:
+                db.close()
+                raise
+            self._db = db
+        return self._db
 
     def request(self, principal: str, run_id: str, call_id: str) -> Verdict:
         """Record a request to stop ``call_id`` of ``run_id`` (a segment's request id) if
         that run is ``principal``'s and streams, and the call is running; say what was
         found."""
         with self._lock:
-            segment = self._db.execute(
+            db = self._connection()
+            segment = db.execute(
                 "SELECT run_id, thread_id, status FROM segments "
                 "WHERE principal = ? AND request_id = ?",
                 (principal, run_id),
             ).fetchone()
             if segment is None:
                 return Verdict.UNKNOWN
-            call = self._db.execute(
+            call = db.execute(
                 "SELECT status FROM operations WHERE run_id = ? AND call_id = ? "
                 "AND name != 'model' ORDER BY seq DESC LIMIT 1",
                 (segment[0], call_id),
@@ -79,7 +93,7 @@ class CancelRequests:
                 return Verdict.UNKNOWN
             if segment[2] != "running" or call[0] != "started":
                 return Verdict.FINISHED
-            added = self._db.execute(
+            added = db.execute(
                 "INSERT INTO inbox (thread_id, run_id, call_id, kind, payload, dedup_key, "
                 "created_at, principal) VALUES (?, ?, ?, 'cancel', 'requested', ?, ?, ?) "
                 "ON CONFLICT (dedup_key) DO NOTHING RETURNING id",
@@ -103,15 +117,21 @@ class CancelRequests:
             chunk = ids[start : start + CHUNK]
             marks = ", ".join("?" for _ in chunk)
             with self._lock:
-                rows = self._db.execute(
-                    "UPDATE inbox SET payload = 'taken' WHERE kind = 'cancel' "
-                    f"AND payload = 'requested' AND run_id IN ({marks}) "
-                    "RETURNING run_id, call_id",
-                    tuple(chunk),
-                ).fetchall()
+                rows = (
+                    self._connection()
+                    .execute(
+                        "UPDATE inbox SET payload = 'taken' WHERE kind = 'cancel' "
+                        f"AND payload = 'requested' AND run_id IN ({marks}) "
+                        "RETURNING run_id, call_id",
+                        tuple(chunk),
+                    )
+                    .fetchall()
+                )
             taken.extend((str(row[0]), str(row[1])) for row in rows)
         return taken
 
     def close(self) -> None:
         with self._lock:
-            self._db.close()
+            if self._db is not None:
+                self._db.close()
+                self._db = None
