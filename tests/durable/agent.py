@@ -4,7 +4,9 @@ Its scripted model reads the last user message: ``slow <seconds> <tag>`` calls t
 ``slow`` tool, ``idem <seconds> <tag>`` the idempotent ``slow_idem``, ``remote`` and
 ``ridem`` the same on ``callwright worker`` processes, ``who <seconds> <tag>`` the
 idempotent ``slow_who`` that also notes its run's principal and deps, ``delete <path>``
-the ``delete_file`` tool that needs approval, ``talk <words>`` streams that many words
+the ``delete_file`` tool that needs approval, ``three`` calls ``search`` (runs until its
+call is cancelled) and ``lookup`` of ``a`` (at once) and ``b`` (once the run's search was
+stopped) in parallel and then names all three results, ``talk <words>`` streams that many words
 slowly, ``think <seconds> <tag>`` calls ``slow`` for 0.1 s and then takes that long to
 answer (it notes ``think <tag>`` when its turn after the result begins); once a tool
 result is in it says ``Done: <result>``. The tools append
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -74,6 +77,36 @@ async def slow_who(seconds: float, tag: str, ctx: ToolContext[Any]) -> str:
     return await _work(seconds, tag, ctx)
 
 
+STOPPED_RUNS: set[str] = set()
+"""Runs whose ``search`` call saw its cancel token (in this process)."""
+
+
+@tool
+async def search(query: str, ctx: ToolContext) -> str:
+    """Search the web slowly: runs until its call is cancelled (at most 30 s)."""
+    assert ctx.run is not None
+    _note(f"start search {ctx.run.run_id}")
+    try:
+        await asyncio.wait_for(ctx.cancelled(), 30)
+    except TimeoutError:
+        return "never cancelled"
+    STOPPED_RUNS.add(ctx.run.run_id)
+    _note(f"cancelled search {ctx.run.run_id}")
+    ctx.raise_if_cancelled()
+    return "unreachable"
+
+
+@tool
+async def lookup(key: str, ctx: ToolContext) -> str:
+    """Look a key up: ``a`` at once, ``b`` once the run's search was stopped."""
+    assert ctx.run is not None
+    for _ in range(1500):
+        if key == "a" or ctx.run.run_id in STOPPED_RUNS:
+            return f"value of {key}"
+        await asyncio.sleep(0.02)
+    return "search was never stopped"
+
+
 @tool(requires_approval=True)
 def delete_file(path: str) -> str:
     """Delete a file (a human approves first)."""
@@ -87,6 +120,8 @@ def script(request: ModelRequest) -> list[Any]:
     user = messages[last_user]
     assert isinstance(user, UserMessage)
     results = [m for m in messages[last_user + 1 :] if isinstance(m, ToolResultMessage)]
+    if results and user.content == "three":
+        return ["Done: " + "; ".join(f"{m.tool_name}={m.content}" for m in results)]
     if results:
         return [f"Done: {results[-1].content}"]
     words = user.content.split()
@@ -99,6 +134,13 @@ def script(request: ModelRequest) -> list[Any]:
         return [call(name, arguments, id=f"call_{words[2]}")]
     if verb == "think" and len(words) == 3:
         return [call("slow", {"seconds": 0.1, "tag": words[2]}, id=f"call_{words[2]}")]
+    if user.content == "three":
+        tag = uuid.uuid4().hex[:8]
+        return [
+            call("search", {"query": "slow"}, id=f"call_s_{tag}"),
+            call("lookup", {"key": "a"}, id=f"call_a_{tag}"),
+            call("lookup", {"key": "b"}, id=f"call_b_{tag}"),
+        ]
     if verb == "delete" and len(words) == 2:
         return [call("delete_file", {"path": words[1]}, id=f"call_delete_{words[1]}")]
     if verb == "talk" and len(words) == 2:
@@ -133,7 +175,7 @@ class SlowText(ScriptedModel):
 def make_agent() -> Agent:
     return Agent(
         SlowText(script, split_text=True, record=False),
-        [slow, slow_idem, remote, remote_idem, slow_who, delete_file],
+        [slow, slow_idem, remote, remote_idem, slow_who, delete_file, search, lookup],
         name="durable-test",
         instructions="Works slowly, deletes with approval.",
     )

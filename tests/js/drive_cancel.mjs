@@ -1,8 +1,10 @@
 // Stops one of three parallel calls through POST /runs/{runId}/calls/{callId}/cancel while a
 // REAL npm client streams the run, and prints one JSON report.
 //
-//   node drive_cancel.mjs <client> <baseUrl>
+//   node drive_cancel.mjs <client> <baseUrl> [cancelUrl]
 //   client: agui1 (@ag-ui/client 1.0.0), agui0 (@ag-ui/client 0.0.59), ai5, ai6, ai7
+//   cancelUrl: where the cancel requests go (another replica of the same journal;
+//   default baseUrl)
 //   $OWNER_HEADERS / $OTHER_HEADERS: request headers (JSON) of the run's principal and
 //   of another one
 //
@@ -15,13 +17,14 @@
 import { chatClass } from "./chat.mjs";
 import { waitFor, uid, errText, report } from "./_clients.mjs";
 
-const [clientName, baseUrl] = process.argv.slice(2);
+const [clientName, baseUrl, cancelArg] = process.argv.slice(2);
+const cancelUrl = cancelArg ?? baseUrl;
 const owner = JSON.parse(process.env.OWNER_HEADERS ?? "{}");
 const other = JSON.parse(process.env.OTHER_HEADERS ?? "{}");
 
 
 async function cancel(runId, callId, headers) {
-  const response = await fetch(`${baseUrl}/runs/${runId}/calls/${callId}/cancel`, {
+  const response = await fetch(`${cancelUrl}/runs/${runId}/calls/${callId}/cancel`, {
     method: "POST",
     headers: { ...headers, "content-type": "application/json" },
     body: "{}",

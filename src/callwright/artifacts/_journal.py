@@ -10,11 +10,11 @@ lock around it; its methods block and are called from worker threads.
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 import time
 from typing import TYPE_CHECKING, Any
 
+from ..store._direct import DirectConnection
 from ._store import ArtifactInfo, is_artifact_id
 
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ class JournalArtifactStore:
         if not isinstance(target, str):
             raise ValueError("JournalArtifactStore needs a SQLite or Postgres journal")
         self.target = target
-        self._db = _Connection(target, busy_seconds)
+        self._db = DirectConnection(target, busy_seconds)
         self._lock = threading.Lock()
         with self._lock:
             self._db.execute(self._db.ddl(TABLE))
@@ -115,54 +115,6 @@ class JournalArtifactStore:
         """Close the store's connection."""
         with self._lock:
             self._db.close()
-
-
-class _Connection:
-    """One connection in autocommit mode: ``sqlite3`` or psycopg, ``?`` placeholders."""
-
-    def __init__(self, target: str, busy_seconds: float) -> None:
-        self.target = target
-        self.busy_seconds = busy_seconds
-        self.postgres = target.startswith(("postgresql://", "postgres://"))
-        self._raw: Any = self._open()
-
-    def _open(self) -> Any:
-        if self.postgres:
-            import psycopg
-
-            timeout = max(int(self.busy_seconds), 1)
-            return psycopg.connect(self.target, autocommit=True, connect_timeout=timeout)
-        raw = sqlite3.connect(self.target, check_same_thread=False, isolation_level=None)
-        raw.execute(f"PRAGMA busy_timeout={int(self.busy_seconds * 1000)}")
-        return raw
-
-    def ddl(self, script: str) -> str:
-        if not self.postgres:
-            return script
-        for sqlite_type, pg_type in (("BLOB", "BYTEA"), ("REAL", "DOUBLE PRECISION")):
-            script = script.replace(sqlite_type, pg_type)
-        return script.replace("INTEGER", "BIGINT")
-
-    def execute(self, sql: str, args: tuple[Any, ...] = ()) -> Any:
-        if not self.postgres:
-            return self._raw.execute(sql, args)
-        import psycopg
-
-        sql = sql.replace("?", "%s")
-        if self._raw.closed:
-            self._raw = self._open()
-        try:
-            return self._raw.execute(sql, args)
-        except psycopg.OperationalError:
-            if not self._raw.closed:
-                raise
-        # the connection was lost (a database restart): once more on a new one; in
-        # autocommit, the failed statement did nothing
-        self._raw = self._open()
-        return self._raw.execute(sql, args)
-
-    def close(self) -> None:
-        self._raw.close()
 
 
 def _info(row: Any) -> ArtifactInfo:

@@ -34,7 +34,7 @@ from ._segment import SegmentSpec, continued_run, drive
 from ._workers import is_proxy
 
 if TYPE_CHECKING:
-    from ..run import Agent
+    from ..run import Agent, Run
 
 log = logging.getLogger("callwright.durable")
 T = TypeVar("T")
@@ -104,6 +104,11 @@ class DurableRuntime:
         continues for another (no request here, only the principal the journal kept), so
         that a run has the same deps on every replica. ``Endpoints`` hands over its own
         ``deps_factory`` when this is None. None: the agent's own deps."""
+        self.on_continue: Callable[[Run[Any, Any], str | None], Callable[[], None]] | None = None
+        """Called with each run this process continues for another and its principal,
+        before the run goes on; returns what to call once it has ended. ``Endpoints``
+        sets it so that a continued run's calls can be stopped here (``POST /runs/{run_id}/
+        calls/{call_id}/cancel``) like those of a run streamed here."""
         self._next_prune = 0.0
         self._carrying: dict[str, asyncio.Task[str]] = {}
         """The segments this process continues for gone owners, by request id."""
@@ -177,7 +182,13 @@ class DurableRuntime:
         except BaseException:
             await self._write(self.journal.release, started.segment, [])  # nothing runs it
             raise
-        return await drive(self.journal, run, started, spec)
+        if self.on_continue is None:
+            return await drive(self.journal, run, started, spec)
+        ended = self.on_continue(run, started.segment.principal or None)
+        try:
+            return await drive(self.journal, run, started, spec)
+        finally:
+            ended()
 
     async def _deps(self, principal: str | None) -> Any:
         if self.deps_factory is None:

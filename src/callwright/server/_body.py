@@ -86,12 +86,19 @@ class ServerLimits:
     heartbeat_seconds: float | None = 15.0
     """How long a run's stream may send nothing before it sends an SSE comment
     (``: ping``), which clients ignore and proxies see as traffic (None: never)."""
+    cancel_poll_seconds: float = 0.25
+    """With a journal, how often a replica that streams runs looks for requests to stop
+    one of their calls that reached another replica (``POST /runs/{run_id}/calls/
+    {call_id}/cancel``): a call is stopped this long plus a database round trip after
+    the request, at most. One indexed query per interval, only while runs stream."""
 
     def __post_init__(self) -> None:
         if self.body_seconds <= 0:
             raise ValueError("ServerLimits.body_seconds must be positive")
         if self.heartbeat_seconds is not None and self.heartbeat_seconds <= 0:
             raise ValueError("ServerLimits.heartbeat_seconds must be positive (None: off)")
+        if self.cancel_poll_seconds <= 0:
+            raise ValueError("ServerLimits.cancel_poll_seconds must be positive")
 
 
 async def read_json(request: Request, limits: ServerLimits) -> dict[str, Any]:

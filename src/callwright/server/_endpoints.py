@@ -39,7 +39,7 @@ from ..wire._base import SSEEncoder
 from ..wire._common import client_id
 from ._artifacts import serve_artifact
 from ._body import ServerLimits, decode_agui, decode_chat, read_json
-from ._cancel import LiveRuns
+from ._cancel import LiveRuns, cancel_requests
 from ._health import Readiness
 from ._responses import RunStream, refusal, replay_response
 from ._security import (
@@ -168,10 +168,12 @@ class Endpoints(Generic[DepsT]):
             else LedgerVerifier(self.ledger)
         )
         self._threads = RunningThreads()
-        self._live = LiveRuns()
+        self._live = LiveRuns(cancel_requests(self.journal), self.limits.cancel_poll_seconds)
         self._readiness = Readiness(self.agent, self.journal, self.durable)
         if self.durable is not None and self.durable.deps_factory is None:
             self.durable.deps_factory = self.deps_factory
+        if self.durable is not None and self.durable.on_continue is None:
+            self.durable.on_continue = self._live.watch
         artifacts = self.agent.artifacts
         if artifacts is not None and artifacts.store is None and self.journal is not None:
             artifacts.store = JournalArtifactStore(self.journal)
@@ -301,7 +303,9 @@ class Endpoints(Generic[DepsT]):
         fired, and its result (``Cancelled: cancelled by the user``) comes on the run's
         stream once its tool has stopped. 409 ``call_finished`` for a call that is not
         running; 404 ``unknown_call`` for an unknown run or call and for another
-        principal's run. The run must be streaming on this process. ``run_id`` and
+        principal's run. With a journal the run may stream on another replica: the
+        request is checked against the journal and that replica stops the call within
+        ``ServerLimits.cancel_poll_seconds``. ``run_id`` and
         ``call_id`` default to the route's path parameters."""
         try:
             principal = await self._principal(request, principal, body=True)
@@ -310,7 +314,7 @@ class Endpoints(Generic[DepsT]):
             call = call_id if call_id is not None else str(params.get("call_id", ""))
             client_id(run, "the run id")
             client_id(call, "the call id")
-            self._live.cancel_call(principal, run, call)
+            await self._live.cancel_call(principal, run, call)
         except WireError as exc:
             return self._refuse(request, exc)
         body = {"cancelled": True, "runId": run, "callId": call}
@@ -526,5 +530,6 @@ class Endpoints(Generic[DepsT]):
 
     def close(self) -> None:
         """Close the journal (nothing to do without one)."""
+        self._live.close()
         if self.journal is not None:
             self.journal.close()
