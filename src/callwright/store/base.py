@@ -210,6 +210,9 @@ class Started:
     settings: ModelSettings | None = None
     """The run's own model settings as journaled (None: the run has none, the agent's
     apply): a resumed or continued segment asks the model as the run's first did."""
+    handles: dict[str, Any] = field(default_factory=dict)
+    """The handles the open calls saved before their process stopped, by call id
+    (``ToolContext.save_handle``): they run again with it, to re-attach to their work."""
 
 
 class Journal(Protocol):
@@ -285,7 +288,8 @@ class Journal(Protocol):
         output: Any = None,
         events: Any = (),
     ) -> None:
-        """A tool's ``started`` / ``completed`` row, committed at once (with pending events)."""
+        """A tool's ``started`` / ``completed`` row, committed at once (with pending events);
+        ``handle``: the handle it saved (``output``, see ``ToolContext.save_handle``)."""
         ...
 
     def append_events(self, segment: Segment, events: list[tuple[int, str, bytes]]) -> None:

@@ -42,6 +42,7 @@ def run_start(started: Started, request: RunStart) -> RunStart:
         thread_approvals=ThreadApprovals(started.thread_approvals),
         principal=segment.principal or None,
         settings=started.settings,
+        resumed_handles=started.handles,
     )
 
 
