@@ -41,7 +41,7 @@ from ..tool import Executor, Tool
 from ..toolbox import ToolsetUnavailable
 from ._calls import Calls
 from ._convert import ApprovalRule, idempotent, model_name, to_tool
-from ._rounds import TaskGone, handled_task, waiting
+from ._rounds import TaskGone, cancel, handled_task, waiting
 from ._sampling import Sampling
 from ._session import Connection, why
 from ._tasks import TasksExtension
@@ -228,8 +228,12 @@ class MCPServer:
         """Follow the call's task again, within what is left of the call's ``timeout``."""
         task_id, since = task
         left = None if self.timeout is None else self.timeout - (time.time() - since)
+        if left is not None and left <= 0:  # the deadline passed while the process was down
+            with contextlib.suppress(MCPError, OSError):  # best effort: the call ends anyway
+                await cancel(client, task_id)
+            raise TimedOut(self.timeout or 0)
         try:
-            async with asyncio.timeout(None if left is None else max(left, 0.0)):
+            async with asyncio.timeout(left):
                 return await self._calls.reattach(
                     client, mcp_name, arguments, task_id, ctx, self._broken
                 )

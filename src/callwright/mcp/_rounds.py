@@ -342,11 +342,18 @@ async def follow(
             wait = (task.poll_interval_ms or 1000) / 1000
             await anyio.sleep(min(max(wait, POLL[0]), POLL[1]))
     except anyio.get_cancelled_exc_class():
-        with anyio.CancelScope(shield=True), anyio.move_on_after(CANCEL_GRACE):
-            await client.session.send_request(
-                CancelTaskRequest(params=TaskParams(task_id=task_id)), Acknowledged
-            )
+        with anyio.CancelScope(shield=True):
+            await cancel(client, task_id)
         raise
+
+
+async def cancel(client: Client, task_id: str) -> None:
+    """Ask the server to stop the task (``tasks/cancel``), waiting ``CANCEL_GRACE`` at
+    most."""
+    with anyio.move_on_after(CANCEL_GRACE):
+        await client.session.send_request(
+            CancelTaskRequest(params=TaskParams(task_id=task_id)), Acknowledged
+        )
 
 
 async def reattach(
@@ -362,6 +369,10 @@ async def reattach(
         if exc.code == types.CONNECTION_CLOSED:
             raise
         raise TaskGone(exc.message) from None
+    except anyio.get_cancelled_exc_class():
+        with anyio.CancelScope(shield=True):
+            await cancel(client, task_id)
+        raise
     return await follow(client, round_, task_id, progress)
 
 
