@@ -137,7 +137,7 @@ def _outcomes(
                 call_id, name, out["content"], out["is_error"], files
             )
         elif op["status"] == "started" and not (
-            op["idempotent"] or name in idempotent or op["handle"]
+            op["idempotent"] or name in idempotent or op.get("handle")
         ):
             outcomes[call_id] = ToolResultMessage(call_id, name, InDoubt().model_text(), True)
     return outcomes
