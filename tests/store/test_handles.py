@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from callwright import Agent, ToolContext, start_journaled, tool
+from callwright import Agent, ToolContext, begin_journaled, start_journaled, tool
 from callwright import events as ev
 from callwright.call import is_in_doubt
 from callwright.context import HANDLE_BYTES
@@ -46,10 +46,19 @@ def job_agent(resumed: list[Any], twice: bool = False) -> Agent:
     return Agent(ScriptedModel(turns), [job])
 
 
-async def crash_mid_job(journal: SQLJournal, agent: Agent) -> str:
-    run, rec = start_journaled(journal, agent, "t", "r1", [UserMessage("run the job")], [])
+async def crash_mid_job(journal: SQLJournal, agent: Agent, server: bool = False) -> str:
+    """Run until the job's tool has saved its handle, then stop as a killed process would.
+    ``server``: the recorder's asynchronous mode, as a server records (the handle is a
+    durable point: written before the stream goes on)."""
+    prompt = [UserMessage("run the job")]
+    if server:
+        run, rec = await begin_journaled(journal, agent, "t", "r1", prompt, [])
+    else:
+        run, rec = start_journaled(journal, agent, "t", "r1", prompt, [])
     async for e in run.events():
-        rec.record(e, b"frame")
+        durable = rec.record(e, b"frame")
+        if durable is not None:
+            await durable
         if isinstance(e, ev.ToolProgress):
             break
     return rec.segment.run_id
@@ -69,12 +78,15 @@ def journals(journal_target: str) -> Iterator[Callable[..., SQLJournal]]:
         journal.close()
 
 
+@pytest.mark.parametrize("server", [False, True], ids=["library", "server"])
 async def test_a_call_that_saved_a_handle_runs_again_with_it_after_recovery(
-    journals: Callable[..., SQLJournal],
+    journals: Callable[..., SQLJournal], server: bool
 ) -> None:
     resumed: list[Any] = []
     agent = job_agent(resumed)
-    run_id = await crash_mid_job(journals(), agent)
+    first = journals()
+    run_id = await crash_mid_job(first, agent, server)
+    first.close()  # its process is gone (a serving one held a lease: released)
     fresh = journals()
     assert fresh.recover(set()) == [run_id]
     [op] = [o for o in fresh.operations(run_id) if o["name"] != "model"]
