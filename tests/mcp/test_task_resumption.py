@@ -118,6 +118,28 @@ async def test_a_task_the_server_no_longer_knows_is_in_doubt_not_called_again(
     assert restarted.calls() == []  # not called again on the restarted server
 
 
+async def test_an_idempotent_tool_whose_task_is_gone_is_called_again(
+    tasking: TaskingPeer, journal_target: str, tmp_path: Path
+) -> None:
+    arguments = {"n": 4, "step": 0.25}
+    crash_mid_task(journal_target, tasking, "recount", arguments)
+    tasking.stop()
+    folder = tmp_path / "restarted"
+    folder.mkdir()
+    restarted = type(tasking)(folder)
+    try:
+        journal, events, result, _ = await recover_and_resume(
+            journal_target, restarted, "recount", arguments, None
+        )
+        journal.close()
+    finally:
+        restarted.stop()
+    (done,) = [e for e in events if isinstance(e, ToolCallResult)]
+    assert done.state == "output-available" and done.content == "counted to 4"
+    assert result.output == "Done: counted to 4"
+    assert restarted.calls() == ["recount"]  # called again: the tool says that is safe
+
+
 async def test_a_task_that_never_finishes_is_cancelled_at_the_call_deadline_after_a_restart(
     tasking: TaskingPeer, journal_target: str
 ) -> None:
