@@ -7,8 +7,8 @@ says ``started`` and keeps the task's id as the call's handle. A new journal (th
 restarted process) recovers the run, and the resumed run polls the same task
 (``tasks/get``) instead of calling the tool again: its progress, its real result, one
 call on the server. When the server no longer knows the task, the call is in doubt, not
-called again; a task that never finishes is cancelled at the call's timeout, counted
-from when the call first followed it.
+called again (unless the tool is idempotent); a task that never finishes is cancelled
+at the call's timeout, counted from when the call first followed it.
 """
 
 from __future__ import annotations
