@@ -215,7 +215,9 @@ class Calls:
 
         def keep(task_id: str) -> None:
             if route.ctx is not None:
-                route.ctx.save_handle(_rounds.task_handle(self.server, task_id))
+                # a task id past the handle's size is followed all the same, unsaved
+                with contextlib.suppress(ValueError):
+                    route.ctx.save_handle(_rounds.task_handle(self.server, task_id))
 
         return keep
 
