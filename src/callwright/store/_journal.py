@@ -313,9 +313,8 @@ class SQLJournal(JournalReads, LeaseHolder, TakeOver):
                 self._add(self._live, segment.id)
             handles = kept_handles(db, run_id, history)
         return Started(
-            segment, history, decisions, saved_state, next_op, 0, remembered, run_settings,
-            handles,
-        )  # fmt: skip
+            segment, history, decisions, saved_state, next_op, 0, remembered, run_settings, handles
+        )
 
     # --- one thread, one run ------------------------------------------------------
 
