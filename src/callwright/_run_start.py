@@ -62,3 +62,6 @@ class RunStart:
     """How deep in delegation the run is (0: a top-level run)."""
     name: str | None = None
     """The agent's name in traces (None: ``Agent.name``)."""
+    resumed_handles: Mapping[str, Any] | None = None
+    """The handles open calls saved before their process stopped, by call id (the
+    journal's; see ``ToolContext.resumed_handle``)."""

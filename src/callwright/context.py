@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from collections.abc import Callable, Mapping, Sized
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -130,6 +131,9 @@ class LiveCalls:
         return len(self._stops)
 
 
+HANDLE_BYTES = 4096
+"""The largest handle a tool may save (``ToolContext.save_handle``), as JSON."""
+
 ProgressSink = Callable[[str, float | None], None]
 UpdateSink = Callable[[Any], None]
 EventSink = Callable[["Event"], None]
@@ -197,6 +201,10 @@ class RunScope(Generic[DepsT]):
     server). Delegates' runs inherit it."""
     live_calls: LiveCalls = field(default_factory=LiveCalls)
     """The run's calls whose tools are running now (``Run.cancel_call`` stops one)."""
+    resumed_handles: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    """The handles calls of this run saved before their process stopped, by call id
+    (``ToolContext.save_handle``): each such call runs again with its own
+    (``ToolContext.resumed_handle``). Empty but for a run continued from a journal."""
 
     def child_depth(self, name: str) -> int:
         """The depth of a sub-run started from this scope; refuses one past the limit."""
@@ -244,6 +252,13 @@ class ToolContext(Generic[DepsT]):
     provider's ``Idempotency-Key``): the same on every retry, recovery, replica and tool
     worker, different for different arguments (``callwright.call.idempotency_key``).
     Empty outside a run."""
+    on_handle: UpdateSink = _ignore_update
+    """Where ``save_handle`` goes: an event a run's journal keeps with the call."""
+    resumed_handle: Any = None
+    """What this call saved with ``save_handle`` before its process stopped, when a run
+    continued from its journal runs it again: the tool re-attaches to the work the handle
+    names (polls it, follows it to its result) instead of starting it again. None on a
+    first run, and when nothing was saved."""
 
     @property
     def deps(self) -> DepsT | None:
@@ -282,3 +297,20 @@ class ToolContext(Generic[DepsT]):
     def update(self, partial: Any) -> None:
         """Stream a partial output to the UI."""
         self.on_update(partial)
+
+    def save_handle(self, handle: Any) -> None:
+        """Save how to find this call's work again (an external job's or task's id), as
+        JSON of at most ``HANDLE_BYTES``, for a journaled run to keep with the call.
+
+        A call that saved a handle and whose process stopped before it reported is not in
+        doubt: the recovered run runs the tool again with ``resumed_handle`` set, and the
+        tool follows that work to its result (or raises ``InDoubt`` when it is gone).
+        Without a journal it is ignored.
+        """
+        try:
+            size = len(json.dumps(handle, allow_nan=False).encode())
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"a handle must be JSON: {exc}") from None
+        if size > HANDLE_BYTES:
+            raise ValueError(f"a handle is at most {HANDLE_BYTES} bytes of JSON, not {size}")
+        self.on_handle(handle)

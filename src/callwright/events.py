@@ -337,6 +337,21 @@ class ToolExecutionStart:
 
 
 @dataclass(slots=True)
+class ToolHandleSaved:
+    """Emitted when a running tool saves how to find its work again (``ctx.save_handle``:
+    an MCP server's task id). Encoders ignore it; a journal keeps it with the call's
+    operation, so that a run recovered after a restart re-attaches instead of doubting."""
+
+    type: ClassVar[str] = "tool-handle-saved"
+    call_id: str
+    """The call that saved it."""
+    tool_name: str
+    """The tool that saved it."""
+    handle: Any
+    """What the tool saved (JSON)."""
+
+
+@dataclass(slots=True)
 class ToolProgress:
     """Emitted when a running tool reports progress (``ctx.progress``): UI only."""
 
@@ -464,6 +479,7 @@ Event: TypeAlias = (
     | ApprovalResolved
     | InputRequested
     | ToolExecutionStart
+    | ToolHandleSaved
     | ToolProgress
     | ToolPartialOutput
     | ToolCallResult

@@ -58,6 +58,7 @@ from .events import (
     ResultState,
     ToolCallResult,
     ToolExecutionStart,
+    ToolHandleSaved,
     ToolPartialOutput,
     ToolProgress,
 )
@@ -494,6 +495,8 @@ class StepExecutor(Generic[DepsT]):
             answer if isinstance(answer, InputAnswer) else None,
             call.decision,
             idempotency_key(scope.thread_id, call.id, call.arguments or {}),
+            lambda handle: put(ToolHandleSaved(call.id, name, handle)),
+            scope.resumed_handles.get(call.id),
         )
 
     async def _run_one(

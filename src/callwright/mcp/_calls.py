@@ -15,6 +15,11 @@ asked depends on the session's revision:
   stays open. The run pauses on a question whose state says how to call again
   (``_rounds``), and the answer calls the tool again, here or after a restart.
 
+A call the server answers with a task (the tasks extension) saves the task's id as the
+call's handle (``ToolContext.save_handle``); a run recovered after its process stopped
+runs the call again with that handle, and the call re-attaches to the task
+(``reattach``): polled again, never called again.
+
 A sampling request (when served, see ``_sampling``) is answered with the model of the run
 the asking call belongs to. Which call a 2025 question (or sampling request) belongs to:
 it comes on the session with nothing that names the call, so it goes to the one call in
@@ -44,7 +49,7 @@ from ..context import ToolContext
 from ..elicitation import InputAnswer, InputRequest, InputRequired
 from . import _rounds
 from ._convert import fraction, progress_text, to_result
-from ._rounds import Round
+from ._rounds import Round, TaskGone
 from ._sampling import Sampling, refusal, refused, sample
 from ._session import why
 
@@ -159,7 +164,7 @@ class Calls:
         if _rounds.modern(client):
             first = Round(server=self.server, tool=name, arguments=arguments)
             work: Awaitable[types.CallToolResult | Round] = _rounds.drive(
-                client, first, route.progress
+                client, first, route.progress, self._keeper(route)
             )
         else:
             work = client.call_tool(name, arguments, progress_callback=route.progress)
@@ -184,9 +189,37 @@ class Calls:
                 "(2026-07-28), so the call did not finish; call the tool again."
             )
         route = Route(ctx)
-        return await self._start(
-            route, _rounds.drive(client, round_, route.progress), client, broken
-        )
+        work = _rounds.drive(client, round_, route.progress, self._keeper(route))
+        return await self._start(route, work, client, broken)
+
+    async def reattach(
+        self,
+        client: Client,
+        name: str,
+        arguments: dict[str, Any],
+        task_id: str,
+        ctx: ToolContext[Any] | None,
+        broken: Broken,
+    ) -> ToolResult:
+        """Follow the task a call became before its process stopped; raises ``TaskGone``
+        when the server does not know it (or no longer speaks the revision of tasks)."""
+        if not _rounds.modern(client):
+            raise TaskGone("the server no longer speaks the 2026-07-28 revision")
+        route = Route(ctx)
+        round_ = Round(server=self.server, tool=name, arguments=arguments)
+        work = _rounds.reattach(client, round_, task_id, route.progress)
+        return await self._start(route, work, client, broken)
+
+    def _keeper(self, route: Route) -> _rounds.Keep:
+        """Saves the task a call becomes as its handle, for the run it reports to now."""
+
+        def keep(task_id: str) -> None:
+            if route.ctx is not None:
+                # a task id past the handle's size is followed all the same, unsaved
+                with contextlib.suppress(ValueError):
+                    route.ctx.save_handle(_rounds.task_handle(self.server, task_id))
+
+        return keep
 
     async def _start(
         self,
@@ -303,7 +336,7 @@ class Calls:
                     "key), so the call did not finish; call the tool again."
                 ) from None
             raise ToolError(f"MCP server {self.server!r}: {exc.message}") from None
-        except ToolError:
+        except (ToolError, TaskGone):
             raise
         except Exception as exc:  # a malformed result, an SDK failure: the model sees why
             raise ToolError(f"MCP server {self.server!r}: {why(exc)}") from None

@@ -8,13 +8,19 @@ passed on to the server, a timeout, error results the model can read, and the
 server's questions (elicitation) put to the human through the run's pause. Sampling
 is served only when asked for (``sampling=``, see ``_sampling``). A 2026-07-28 server
 may answer a call with a task (the tasks extension, declared on every request): the
-call polls it, and cancelling the call cancels the task (``_rounds.follow``).
+call polls it, and cancelling the call cancels the task (``_rounds.follow``). The task's
+id is the call's handle: a journaled run recovered after a restart re-attaches to the
+task (``ToolContext.resumed_handle``); when the server no longer knows it, the call is
+in doubt (``InDoubt``) unless the tool is idempotent (then it is called again). The
+call's ``timeout`` counts from when it first started following the task.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
@@ -29,13 +35,13 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .._errors import ConfigurationError
-from ..call import ToolError, ToolResult
+from ..call import IN_DOUBT, InDoubt, TimedOut, ToolError, ToolResult
 from ..context import ToolContext
 from ..tool import Executor, Tool
 from ..toolbox import ToolsetUnavailable
 from ._calls import Calls
-from ._convert import ApprovalRule, model_name, to_tool
-from ._rounds import waiting
+from ._convert import ApprovalRule, idempotent, model_name, to_tool
+from ._rounds import TaskGone, cancel, handled_task, waiting
 from ._sampling import Sampling
 from ._session import Connection, why
 from ._tasks import TasksExtension
@@ -162,7 +168,11 @@ class MCPServer:
         for mcp_tool in listed:
             name = model_name(mcp_tool.name, self.prefix)
             made = to_tool(
-                mcp_tool, name, self._executor(mcp_tool.name), self.requires_approval, self.timeout
+                mcp_tool,
+                name,
+                self._executor(mcp_tool.name, idempotent(mcp_tool)),
+                self.requires_approval,
+                self.timeout,
             )
             if made is not None:
                 tools.append(made)
@@ -181,9 +191,13 @@ class MCPServer:
 
     # --- calls --------------------------------------------------------------------------
 
-    def _executor(self, mcp_name: str) -> Executor:
+    def _executor(self, mcp_name: str, rerun: bool) -> Executor:
+        """``rerun``: whether the tool may be called again when its task is gone."""
+
         async def call_mcp_tool(arguments: Any, ctx: ToolContext[Any] | None) -> ToolResult:
             answer = ctx.answer if ctx is not None else None
+            handle = ctx.resumed_handle if ctx is not None and answer is None else None
+            task = handled_task(handle, self.name)
             round_ = waiting(answer) if answer is not None else None
             if answer is not None and round_ is None:  # a 2025 question: its call is parked
                 return await self._calls.resume(answer, ctx, self._connection.client, self._broken)
@@ -193,9 +207,47 @@ class MCPServer:
                 raise ToolError(str(exc)) from None
             if answer is not None and round_ is not None:  # a 2026 question: call again
                 return await self._calls.answer(round_, answer, ctx, client, self._broken)
+            if task is not None:  # its process stopped while the call followed a task
+                try:
+                    return await self._reattach(client, mcp_name, dict(arguments), task, ctx)
+                except TaskGone as gone:
+                    if not rerun:
+                        raise InDoubt(self._gone(gone)) from None
             return await self._calls.call(client, mcp_name, dict(arguments), ctx, self._broken)
 
         return call_mcp_tool
+
+    async def _reattach(
+        self,
+        client: Client,
+        mcp_name: str,
+        arguments: dict[str, Any],
+        task: tuple[str, float],
+        ctx: ToolContext[Any] | None,
+    ) -> ToolResult:
+        """Follow the call's task again, within what is left of the call's ``timeout``."""
+        task_id, since = task
+        left = None if self.timeout is None else self.timeout - (time.time() - since)
+        if left is not None and left <= 0:  # the deadline passed while the process was down
+            with contextlib.suppress(MCPError, OSError):  # best effort: the call ends anyway
+                await cancel(client, task_id)
+            raise TimedOut(self.timeout or 0)
+        try:
+            async with asyncio.timeout(left):
+                return await self._calls.reattach(
+                    client, mcp_name, arguments, task_id, ctx, self._broken
+                )
+        except TimeoutError:
+            assert self.timeout is not None
+            raise TimedOut(self.timeout) from None
+
+    def _gone(self, gone: TaskGone) -> str:
+        return (
+            f"{IN_DOUBT} MCP server {self.name!r} no longer knows the task this call was "
+            f"following when the server stopped ({gone}), so whether it took effect is "
+            "unknown. Do not call it again just to retry: that may repeat its effect. Tell "
+            "the user; they can check the external system and then ask to retry or not."
+        )
 
     async def _broken(self, client: Client) -> None:
         """A call found the session dead: it reopens on the next use, and is listed again."""

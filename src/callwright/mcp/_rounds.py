@@ -21,11 +21,16 @@ once.
 A server of the tasks extension (``_tasks``) may answer the call with a task instead:
 it is polled here (``follow``) until it ends, its status messages are the call's
 progress, and its questions pause the run the same way, as a ``Round`` that names the
-task, so the answers go to that task (``tasks/update``) rather than to a new call.
+task, so the answers go to that task (``tasks/update``) rather than to a new call. The
+task's id is kept with the call (``keep``: the call's handle, in a journal) before it is
+polled, so that a call whose process stopped re-attaches to the task after a restart
+(``reattach``) rather than calling the tool again.
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -65,6 +70,34 @@ _RESPONSES: TypeAdapter[types.InputResponses] = TypeAdapter(types.InputResponses
 _INPUT: TypeAdapter[types.InputRequest] = TypeAdapter(types.InputRequest)
 
 Progress = ProgressFnT
+Keep = Callable[[str], None]
+"""Told a task's id as soon as the call becomes (or goes on with) that task."""
+
+
+def _ignore(task_id: str) -> None:
+    return None
+
+
+class TaskGone(Exception):
+    """A task a call re-attaches to is not known to the server (any more)."""
+
+
+def task_handle(server: str, task_id: str) -> dict[str, Any]:
+    """What a call saves to re-attach to its task (``ToolContext.save_handle``): the
+    server, the task, and when the call started following it (its deadline holds across
+    restarts)."""
+    return {"mcp_server": server, "mcp_task": task_id, "since": time.time()}
+
+
+def handled_task(handle: Any, server: str) -> tuple[str, float] | None:
+    """The task id and start time of a handle this server's call saved; None for any
+    other (another server's, or a tool's own)."""
+    if not isinstance(handle, dict) or handle.get("mcp_server") != server:
+        return None
+    task_id, since = handle.get("mcp_task"), handle.get("since")
+    if not isinstance(task_id, str) or not isinstance(since, int | float):
+        return None
+    return task_id, float(since)
 
 
 class Round(BaseModel):
@@ -156,10 +189,14 @@ def answered(round_: Round, answer: InputAnswer) -> Round:
     )
 
 
-async def drive(client: Client, round_: Round, progress: Progress) -> types.CallToolResult | Round:
+async def drive(
+    client: Client, round_: Round, progress: Progress, keep: Keep = _ignore
+) -> types.CallToolResult | Round:
     """Call the tool (again, with the round's answers and state) until it has a result
-    or asks the human; sampling and state-only rounds are taken here."""
+    or asks the human; sampling and state-only rounds are taken here. ``keep`` is told
+    the task the call became, before it is polled."""
     if round_.task is not None:
+        keep(round_.task)
         await _update(client, round_.task, round_.responses())
         return await follow(client, round_, round_.task, progress)
     responses = round_.responses() or None
@@ -170,6 +207,7 @@ async def drive(client: Client, round_: Round, progress: Progress) -> types.Call
         if isinstance(result, types.CallToolResult):
             return result
         if isinstance(result, TaskHandle):
+            keep(result.task_id)
             return await follow(client, round_, result.task_id, progress)
         requests = result.input_requests or {}
         questions = {k: r for k, r in requests.items() if isinstance(r, types.ElicitRequest)}
@@ -304,11 +342,38 @@ async def follow(
             wait = (task.poll_interval_ms or 1000) / 1000
             await anyio.sleep(min(max(wait, POLL[0]), POLL[1]))
     except anyio.get_cancelled_exc_class():
-        with anyio.CancelScope(shield=True), anyio.move_on_after(CANCEL_GRACE):
-            await client.session.send_request(
-                CancelTaskRequest(params=TaskParams(task_id=task_id)), Acknowledged
-            )
+        with anyio.CancelScope(shield=True):
+            await cancel(client, task_id)
         raise
+
+
+async def cancel(client: Client, task_id: str) -> None:
+    """Ask the server to stop the task (``tasks/cancel``), waiting ``CANCEL_GRACE`` at
+    most."""
+    with anyio.move_on_after(CANCEL_GRACE):
+        await client.session.send_request(
+            CancelTaskRequest(params=TaskParams(task_id=task_id)), Acknowledged
+        )
+
+
+async def reattach(
+    client: Client, round_: Round, task_id: str, progress: Progress
+) -> types.CallToolResult | Round:
+    """Follow a task the call became before its process stopped (``follow``); raises
+    ``TaskGone`` when the server does not know it (it restarted, or its TTL passed)."""
+    try:
+        await client.session.send_request(
+            GetTaskRequest(params=TaskParams(task_id=task_id)), DetailedTask
+        )
+    except MCPError as exc:
+        if exc.code == types.CONNECTION_CLOSED:
+            raise
+        raise TaskGone(exc.message) from None
+    except anyio.get_cancelled_exc_class():
+        with anyio.CancelScope(shield=True):
+            await cancel(client, task_id)
+        raise
+    return await follow(client, round_, task_id, progress)
 
 
 async def _task_questions(

@@ -291,6 +291,7 @@ class Agent(Generic[DepsT, OutputT]):
             thread_approvals=start.thread_approvals,
             principal=start.principal,
             forwarded_props=start.forwarded_props,
+            resumed_handles=start.resumed_handles,
         )
 
     def stream(

@@ -113,6 +113,7 @@ class Run(Generic[DepsT, OutputT]):
         thread_approvals: ThreadApprovals | None = None,
         principal: str | None = None,
         forwarded_props: Mapping[str, Any] | None = None,
+        resumed_handles: Mapping[str, Any] | None = None,
     ) -> None:
         self.settings = settings
         self.messages = messages
@@ -165,6 +166,7 @@ class Run(Generic[DepsT, OutputT]):
             thread_approvals=ThreadApprovals() if thread_approvals is None else thread_approvals,
             forwarded_props=MappingProxyType(dict(forwarded_props or {})),
             principal=principal,
+            resumed_handles=MappingProxyType(dict(resumed_handles or {})),
         )
 
     # --- what the run is ---------------------------------------------------------------

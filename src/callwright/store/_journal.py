@@ -48,10 +48,12 @@ from ._rows import (
     complete,
     fence,
     kept_decisions,
+    kept_handles,
     load_history,
     open_pending,
     operation_row,
     purge,
+    save_handle,
     take_answers,
     thread_approvals,
     upsert_thread_and_run,
@@ -314,9 +316,11 @@ class SQLJournal(JournalReads, LeaseHolder, TakeOver):
             remembered = [] if thread is None else thread_approvals(db, thread_id, principal)
             if self._owner is not None:
                 self._add(self._live, segment.id)
+            handles = kept_handles(db, run_id, history)
         return Started(
             segment, history, decisions, saved_state, next_op, 0, remembered, run_settings,
-            open_approval_ids(still_open, call_ids),
+            open_approvals=open_approval_ids(still_open, call_ids),
+            handles=handles,
         )  # fmt: skip
 
     # --- one thread, one run ------------------------------------------------------
@@ -454,7 +458,7 @@ class SQLJournal(JournalReads, LeaseHolder, TakeOver):
         with self._txs.tx(writes_only=True) as db:
             self._fence(db, segment)
             db.executemany(
-                "INSERT INTO operations VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", values
+                "INSERT INTO operations VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", values
             )
             append_events(db, segment.id, events)
             if any(
@@ -482,6 +486,8 @@ class SQLJournal(JournalReads, LeaseHolder, TakeOver):
                     "WHERE run_id = ? AND call_id = ? AND name != 'model'",
                     (now, edited, segment.run_id, call_id),
                 )
+            elif status == "handle":  # ToolContext.save_handle: the operation keeps it
+                save_handle(db, segment.run_id, call_id, output)
             else:
                 complete(db, segment.run_id, call_id, output, self.limits, now, status)
             append_events(db, segment.id, events)

@@ -3,8 +3,9 @@
 The step the model had answered is rebuilt from the operations: completed tool
 calls get their journaled output, a call that had started is in doubt (its
 operation's status becomes ``in_doubt`` and it gets an ``InDoubt`` result, which the
-resumed run reconciles where the tool can) unless its tool is idempotent (then it runs
-again on resume), calls that never started run on resume. Results for calls of a
+resumed run reconciles where the tool can) unless its tool is idempotent or it saved a
+handle to its work (``ToolContext.save_handle``: then it runs again on resume, with the
+handle to re-attach), calls that never started run on resume. Results for calls of a
 message already in the history are merged in place (call order, before anything
 written after it), a reply not yet in the history is appended with its results:
 history is never reordered. The run becomes ``interrupted`` (the next request on its thread
@@ -148,7 +149,9 @@ def _outcomes(
             outcomes[call_id] = ToolResultMessage(
                 call_id, name, out["content"], out["is_error"], files
             )
-        elif op["status"] == "started" and not (op["idempotent"] or name in idempotent):
+        elif op["status"] == "started" and not (
+            op["idempotent"] or name in idempotent or op.get("handle")
+        ):
             # an approver's edit stays in the result: the model sees what ran, and
             # reconciling uses the key the call ran with
             edited = (op["output"] or {}).get("edited")
@@ -176,7 +179,7 @@ def _mark_in_doubt(db: Db, run_id: str, settled: list[Message], ops: list[dict[s
 
 def _operations(db: Db, run_id: str) -> list[dict[str, Any]]:
     rows = db.execute(
-        "SELECT name, call_id, status, output, idempotent FROM operations "
+        "SELECT name, call_id, status, output, idempotent, handle FROM operations "
         "WHERE run_id = ? ORDER BY seq",
         (run_id,),
     ).fetchall()
@@ -187,6 +190,7 @@ def _operations(db: Db, run_id: str) -> list[dict[str, Any]]:
             "status": status,
             "output": json.loads(output) if output else None,
             "idempotent": bool(idem),
+            "handle": handle is not None,
         }
-        for name, call_id, status, output, idem in rows
+        for name, call_id, status, output, idem, handle in rows
     ]

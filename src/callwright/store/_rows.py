@@ -263,6 +263,15 @@ def operation_row(
         now,
         now if row["status"] == "completed" else None,
         int(bool(row.get("idempotent"))),
+        None,
+    )
+
+
+def save_handle(db: Db, run_id: str, call_id: str, handle: Any) -> None:
+    """Keep what a running call saved to find its work again (``ToolContext.save_handle``)."""
+    db.write(
+        "UPDATE operations SET handle = ? WHERE run_id = ? AND call_id = ? AND name != 'model'",
+        (canonical_json(handle), run_id, call_id),
     )
 
 
@@ -365,3 +374,20 @@ def kept_decisions(
         if decision is not None:
             decisions[call_id] = decision
     return decisions
+
+
+def kept_handles(db: Db, run_id: str | None, history: list[Message]) -> dict[str, Any]:
+    """The handles saved by the last reply's calls that started and have no result yet
+    (their process stopped while they ran): a recovered run runs them again with their
+    handle (``ToolContext.resumed_handle``), to re-attach to their work."""
+    last = next((m for m in reversed(history) if isinstance(m, AssistantMessage)), None)
+    if run_id is None or last is None or not last.tool_calls:
+        return {}
+    done = {m.call_id for m in history if isinstance(m, ToolResultMessage)}
+    open_calls = {p.id for p in last.tool_calls if p.id not in done}
+    rows = db.execute(
+        "SELECT call_id, handle FROM operations WHERE run_id = ? AND name != 'model' "
+        "AND status = 'started' AND handle IS NOT NULL",
+        (run_id,),
+    ).fetchall()
+    return {call_id: json.loads(h) for call_id, h in rows if call_id in open_calls}

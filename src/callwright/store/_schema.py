@@ -39,7 +39,8 @@ CREATE INDEX IF NOT EXISTS runs_by_status ON runs (status);
 CREATE TABLE IF NOT EXISTS operations (
     run_id TEXT, seq INTEGER, segment INTEGER, name TEXT, call_id TEXT, input_hash TEXT,
     idempotency_key TEXT, status TEXT, output TEXT, started_at REAL,
-    completed_at REAL, idempotent INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (run_id, seq));
+    completed_at REAL, idempotent INTEGER NOT NULL DEFAULT 0, handle TEXT,
+    PRIMARY KEY (run_id, seq));
 CREATE INDEX IF NOT EXISTS operations_by_call ON operations (run_id, call_id);
 CREATE TABLE IF NOT EXISTS pending (
     thread_id TEXT NOT NULL, call_id TEXT NOT NULL, run_id TEXT, kind TEXT,
@@ -91,6 +92,7 @@ ADDED_COLUMNS = [
     ("events", "packed INTEGER NOT NULL DEFAULT 0"),
     ("runs", "settings TEXT"),
     ("segments", "spec TEXT"),
+    ("operations", "handle TEXT"),
 ]
 """Columns added since a table was first made: an older file gets them when opened
 (``messages.principal``: its thread's, part of the key from layout 3 on;
@@ -98,7 +100,8 @@ ADDED_COLUMNS = [
 ``remember``: ``'thread'`` on an approval a human gave for the rest of the thread;
 ``events.packed``: 1 where the chunk's frames are zlib-compressed; ``runs.settings``:
 the run's own model settings, JSON; ``segments.spec``: what another process needs to
-continue a durable segment, as JSON, NULL where none may)."""
+continue a durable segment, as JSON, NULL where none may; ``operations.handle``: what a
+running tool saved to find its work again after a restart, JSON, ``ToolContext.save_handle``)."""
 
 
 def connect(path: str, busy_seconds: float) -> SQLiteDb:
@@ -206,6 +209,7 @@ def _current(db: sqlite3.Connection) -> bool:
         and "packed" in _columns(db, "events")
         and "settings" in _columns(db, "runs")
         and "spec" in _columns(db, "segments")
+        and "handle" in _columns(db, "operations")
     )
 
 

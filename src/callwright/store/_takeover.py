@@ -22,7 +22,7 @@ from ..call import Decision
 from ..elicitation import InputAnswer
 from . import _owners
 from ._recovery import rebuild, settle_run
-from ._rows import kept_decisions, thread_approvals
+from ._rows import kept_decisions, kept_handles, thread_approvals
 from ._run_settings import read_settings
 from ._sql import Db, thread_key
 from .base import JournalLimits, Orphan, Segment, Started
@@ -179,9 +179,13 @@ class TakeOver:
             decisions.update(kept_decisions(db, thread_id, seg_principal, history))
             remembered = thread_approvals(db, thread_id, seg_principal)
             settings = read_settings(db, run_id)
+            handles = kept_handles(db, run_id, history)
             self._add(self._live, seg_id)
         segment = Segment(thread_id, run_id, seq, request_id, seg_id, seg_principal)
-        return Started(segment, history, decisions, state, next_op, offset, remembered, settings)
+        return Started(
+            segment, history, decisions, state, next_op, offset, remembered, settings,
+            handles=handles,
+        )  # fmt: skip
 
     def settle_orphan(self, request_id: str, principal: str | None = None) -> bool:
         """Settle the running segment of ``request_id`` as recovery would (its run

@@ -213,6 +213,9 @@ class Started:
     open_approvals: dict[str, str] = field(default_factory=dict)
     """The approvals the thread still waits on after this request's answers, as call id
     to approval id: a call asked again is asked under the id its client already holds."""
+    handles: dict[str, Any] = field(default_factory=dict)
+    """The handles the open calls saved before their process stopped, by call id
+    (``ToolContext.save_handle``): they run again with it, to re-attach to their work."""
 
 
 class Journal(Protocol):
@@ -288,9 +291,10 @@ class Journal(Protocol):
         output: Any = None,
         events: Any = (),
     ) -> None:
-        """A tool's ``started`` / ``completed`` row, committed at once (with pending events).
-        A ``started`` row's ``output`` is None or ``{"edited": arguments}``: what an
-        approver's edit made the call run with, for recovery to reconcile it by."""
+        """A tool's ``started`` / ``completed`` / ``handle`` row, committed at once (with
+        pending events). A ``started`` row's ``output`` is None or ``{"edited": arguments}``:
+        what an approver's edit made the call run with, for recovery to reconcile it by; a
+        ``handle`` row's is the handle the tool saved (see ``ToolContext.save_handle``)."""
         ...
 
     def append_events(self, segment: Segment, events: list[tuple[int, str, bytes]]) -> None:

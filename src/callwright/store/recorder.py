@@ -51,6 +51,7 @@ from ..events import (
     StepStarted,
     ToolCallResult,
     ToolExecutionStart,
+    ToolHandleSaved,
 )
 from ..messages import Message
 from ..state import RunState
@@ -220,6 +221,11 @@ class Recorder:
         args = (self.segment, event.call_id, "started", edited, self._frames())
         self._do(self.journal.mark_operation, *args)
         return self._durable(frames=True)  # a tool may take long: the stream so far goes too
+
+    def _on_tool_handle(self, event: Event) -> Awaitable[None] | None:
+        assert isinstance(event, ToolHandleSaved)
+        self._do(self.journal.mark_operation, self.segment, event.call_id, "handle", event.handle)
+        return self._durable()  # kept before the run goes on: a restart may come at any time
 
     def _on_tool_result(self, event: Event) -> Awaitable[None] | None:
         assert isinstance(event, ToolCallResult)
@@ -446,6 +452,7 @@ _HANDLERS: dict[str, Callable[[Recorder, Any], Awaitable[None] | None]] = {
     ModelResponse.type: Recorder._on_model_response,
     HistoryChanged.type: Recorder._on_history,
     ToolExecutionStart.type: Recorder._on_tool_started,
+    ToolHandleSaved.type: Recorder._on_tool_handle,
     ToolCallResult.type: Recorder._on_tool_result,
     ApprovalRequested.type: Recorder._on_approval,
     InputRequested.type: Recorder._on_input,

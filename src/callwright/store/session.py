@@ -45,6 +45,7 @@ def run_start(started: Started, request: RunStart) -> RunStart:
         approval_ids=reissued_ids(started.open_approvals)
         if started.open_approvals
         else request.approval_ids,
+        resumed_handles=started.handles,
     )
 
 

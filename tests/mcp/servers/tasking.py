@@ -2,8 +2,9 @@
 tasks (the ``io.modelcontextprotocol/tasks`` extension), written from the extension's
 text and nothing of callwright's:
 
-* ``count(n)``: a task that counts to ``n`` (a step each 0.1 s, ``step i/n`` as its
-  status message), then completes with ``counted to n``;
+* ``count(n, step=0.1)``: a task that counts to ``n`` (a step each ``step`` seconds,
+  ``step i/n`` as its status message), then completes with ``counted to n``;
+  ``recount`` is the same, annotated ``idempotentHint``;
 * ``forever()``: a task that never finishes; ``tasks/cancel`` cancels it and appends its
   id to ``CANCELLED_FILE``;
 * ``confirm(what)``: a task that asks its user (``input_required``, an elicitation) and
@@ -31,7 +32,13 @@ from mcp.server import MCPServer
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.extension import Extension, MethodBinding
 from mcp.shared.exceptions import MCPError
-from mcp.types import CallToolRequestParams, CallToolResult, RequestParams, TextContent
+from mcp.types import (
+    CallToolRequestParams,
+    CallToolResult,
+    RequestParams,
+    TextContent,
+    ToolAnnotations,
+)
 
 TASKS = "io.modelcontextprotocol/tasks"
 TTL_MS = 60_000
@@ -92,9 +99,9 @@ def _text(text: str) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": text}], "isError": False}
 
 
-async def _count(job: Job, n: int) -> None:
+async def _count(job: Job, n: int, step: float = 0.1) -> None:
     for i in range(n):
-        await asyncio.sleep(0.1)
+        await asyncio.sleep(step)
         job.set("working", f"step {i + 1}/{n}")
     job.result = _text(f"counted to {n}")
     job.set("completed")
@@ -136,7 +143,13 @@ async def _broken(job: Job) -> None:
     job.set("failed", "the backend is down")
 
 
-WORK = {"count": _count, "forever": _forever, "confirm": _confirm, "broken": _broken}
+WORK = {
+    "count": _count,
+    "recount": _count,
+    "forever": _forever,
+    "confirm": _confirm,
+    "broken": _broken,
+}
 
 
 def _declared(ctx: ServerRequestContext[Any, Any]) -> bool:
@@ -215,8 +228,14 @@ server = MCPServer("tasking", extensions=[Tasks()])
 
 
 @server.tool()
-def count(n: int) -> str:
+def count(n: int, step: float = 0.1) -> str:
     """Counts to n (a task, for clients that take tasks)."""
+    return f"counted to {n} without a task"
+
+
+@server.tool(annotations=ToolAnnotations(idempotent_hint=True))
+def recount(n: int, step: float = 0.1) -> str:
+    """``count``, declared idempotent (safe to call again)."""
     return f"counted to {n} without a task"
 
 
