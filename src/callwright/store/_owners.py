@@ -129,8 +129,13 @@ def process_exists(pid: int) -> bool:
 
 
 RETRY_SECONDS = 0.1
-"""The first retry after a failed beat; each next one waits twice as long, up to the
-heartbeat's interval."""
+"""The first retry after a failed beat; each next one waits twice as long, up to
+``RETRY_MAX_SECONDS``."""
+RETRY_MAX_SECONDS = 0.5
+"""The longest wait between beats while they fail: a beat on a database that refuses
+connections costs next to nothing, and the beat after an outage also settles the runs
+it stopped (their clients' replays end then), so it comes within this of the database
+answering, not within a heartbeat interval."""
 
 
 class Heartbeat:
@@ -140,8 +145,8 @@ class Heartbeat:
     succeeded or failed (a slow writer is not buried; a batch that failed at ``BEGIN``
     before the beat ran does not stop the beats). A failed beat (the database away, its
     write lock held elsewhere) is tried again sooner, backing off from
-    ``RETRY_SECONDS`` to ``interval``: the lease is renewed as soon as the database
-    answers again. An outage is logged once when it starts and once when it is over.
+    ``RETRY_SECONDS`` to ``RETRY_MAX_SECONDS``: the lease is renewed as soon as the
+    database answers again. An outage is logged once when it starts and once when it is over.
     """
 
     def __init__(
@@ -182,7 +187,7 @@ class Heartbeat:
                 log.warning("journal heartbeat failed (%s); trying again until it succeeds", error)
                 failing_since, delay = time.monotonic(), RETRY_SECONDS
             else:
-                delay = min(delay * 2, self.interval)
+                delay = min(delay * 2, RETRY_MAX_SECONDS, self.interval)
 
     def _once(self) -> BaseException | None:
         """One beat on the writer: its error, or None (also when stopped meanwhile)."""
