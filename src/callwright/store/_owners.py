@@ -159,6 +159,7 @@ class Heartbeat:
         self._call = call
         self._tick = tick
         self._stop = threading.Event()
+        self._wake = threading.Event()
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
@@ -167,13 +168,28 @@ class Heartbeat:
 
     def stop(self) -> None:
         self._stop.set()
+        self._wake.set()
         if self._thread is not None:
             self._thread.join(10)
+
+    def soon(self) -> None:
+        """Beat within ``RETRY_SECONDS`` rather than at the interval's end: a write just
+        failed (the database away), and the beat that succeeds settles what it stopped,
+        so beats go at the retry pace until one does."""
+        self._wake.set()
+
+    def _pause(self, seconds: float) -> bool:
+        """Wait ``seconds``, or ``RETRY_SECONDS`` once ``soon`` is called; True when
+        stopped."""
+        if self._wake.wait(seconds) and not self._stop.is_set():
+            self._wake.clear()
+            return self._stop.wait(RETRY_SECONDS)
+        return self._stop.is_set()
 
     def _beat(self) -> None:
         delay = self.interval
         failing_since: float | None = None
-        while not self._stop.wait(delay):
+        while not self._pause(delay):
             error = self._once()
             if error is None:
                 if failing_since is not None:
