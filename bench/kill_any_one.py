@@ -86,9 +86,14 @@ class Cluster:
     replicas: list[Replica] = field(default_factory=list)
     workers: list[ToolWorker] = field(default_factory=list)
     generation: int = 0
+    options: tuple[str, ...] = ()
+    """More ``serve`` options for the replicas (``--log-level info``)."""
 
     def start(self) -> None:
-        self.replicas = [Replica(self.database, f"chaos-{n}-0", self.effects) for n in "abc"]
+        self.replicas = [
+            Replica(self.database, f"chaos-{n}-0", self.effects, options=self.options)
+            for n in "abc"
+        ]
         self.workers = [ToolWorker(self.database, f"chaos-w{n}-0", self.effects) for n in "12"]
         for process in [*self.replicas, *self.workers]:
             process.start()
@@ -113,7 +118,8 @@ class Cluster:
         name = f"{process.executor_id.rsplit('-', 1)[0]}-{self.generation}"
         if isinstance(process, Replica):
             i = self.replicas.index(process)
-            self.replicas[i] = Replica(self.database, name, self.effects).start()
+            replica = Replica(self.database, name, self.effects, options=self.options)
+            self.replicas[i] = replica.start()
         else:
             i = self.workers.index(process)
             self.workers[i] = ToolWorker(self.database, name, self.effects).start()
@@ -244,6 +250,7 @@ async def cycle(n: int, fault: str, cluster: Cluster, tally: Tally, rng: random.
         began = time.monotonic()
         hurt = await inject(cluster, fault, victim, tags, rng)
         fault_end = time.monotonic()
+        ended_at = time.strftime("%H:%M:%S")  # to find the fault in the processes' logs
         live = {run.id: run.frames for run in runs if not run.ended}
         follows = [
             asyncio.create_task(
@@ -312,7 +319,8 @@ async def cycle(n: int, fault: str, cluster: Cluster, tally: Tally, rng: random.
     if refused:
         print(f"  refused before taken: {refused}", flush=True)
     print(
-        f"{label} ({hurt}, {fault_end - began:.1f} s): runs {len(every)}, lost {len(lost)}, "
+        f"{label} ({hurt}, {fault_end - began:.1f} s, over at {ended_at}): runs {len(every)}, "
+        f"lost {len(lost)}, "
         f"twice {len(twice)}, two at once {len(at_once)}, rejected {len(rejected)}/{len(reads)}, "
         f"incomplete {len(partial)}, "
         f"moving again max {max(moves, default=float('nan')):.2f} s",
@@ -376,7 +384,8 @@ def main(args: argparse.Namespace) -> int:
         cluster = None
         try:
             database = server.fresh_database() if server is not None else args.database
-            cluster = Cluster(database, work / "effects.txt", server)
+            options = ("--log-level", args.log_level) if args.log_level else ()
+            cluster = Cluster(database, work / "effects.txt", server, options=options)
             cluster.start()
             asyncio.run(chaos(cluster, args, tally))
         except BaseException:
@@ -405,6 +414,7 @@ if __name__ == "__main__":
     )
     parser.add_argument("--database", default=None, help="an empty Postgres database's URL")
     parser.add_argument("--keep", default=None, help="a directory for the logs, kept")
+    parser.add_argument("--log-level", default=None, help="the replicas' (e.g. info; kept logs)")
     options = parser.parse_args()
     unknown = set(options.faults) - set(FAULTS)
     if unknown or not options.faults:

@@ -242,3 +242,42 @@ def test_a_postgres_stopped_mid_run_ends_the_run_without_its_address(
         assert "127.0.0.1" not in last["message"], last
         assert str(postgres_url.server.port) not in last["message"], last
     journal.close()
+
+
+def test_a_run_an_outage_stopped_is_settled_once_postgres_is_back(
+    database: str, postgres_url: PostgresUrl
+) -> None:
+    """A run whose write failed while Postgres was stopped is settled (its replay ends)
+    by the first heartbeat after Postgres answers, not at the end of the heartbeat's
+    interval: the failed settle asks the heartbeat to beat at its retry pace. The
+    interval here (60 s) is longer than the test waits."""
+    journal = PostgresJournal(
+        database, busy_seconds=1, statement_seconds=1, heartbeat_seconds=60, lease_seconds=180
+    )
+    model = ScriptedModel(script, record=False, split_text=True, delay=0.3)
+    with Server(create_app(Agent(model), journal=journal)) as server:
+        body = agui("t-settled", "one two three four five six")
+        events: list[dict[str, Any]] = []
+        stopped = False
+        try:
+            with httpx.stream("POST", server.url + "/agui", json=body, timeout=60) as response:
+                for line in response.iter_lines():
+                    if not line.startswith("data: "):
+                        continue
+                    events.append(json.loads(line[6:]))
+                    if events[-1]["type"] == "TEXT_MESSAGE_CONTENT" and not stopped:
+                        postgres_url.stop()
+                        stopped = True
+        finally:
+            if stopped:
+                postgres_url.start()
+        assert events[-1].get("code") == "journal_unavailable", events[-1]
+        deadline = time.monotonic() + 30
+        with psycopg.connect(database, autocommit=True) as pg:
+            while True:
+                row = pg.execute("SELECT status FROM runs WHERE thread_id = 't-settled'").fetchone()
+                if (row is not None and row[0] != "running") or time.monotonic() > deadline:
+                    break
+                time.sleep(0.1)
+        assert row is not None and row[0] == "interrupted", row
+    journal.close()

@@ -25,6 +25,7 @@ from ..call import (
     ToolResult,
 )
 from ..elicitation import InputAnswer, InputRequest, InputRequired
+from ._reconnect import engine_kwargs
 
 _DBOS_VERSION = version("dbos")
 
@@ -97,13 +98,15 @@ WORKER_VERSION = worker_version()
 def dbos_config(database_url: str, executor_id: str) -> Any:
     """The DBOS configuration of a tool worker: the replicas' application name (one
     application: they share queues and see each other's workflows) and the workers'
-    own version (``worker_version``)."""
+    own version (``worker_version``); connections opened again as soon as Postgres
+    answers after an outage (``_reconnect``)."""
     return {
         "name": "callwright",
         "system_database_url": database_url,
         "executor_id": executor_id,
         "log_level": "WARNING",
         "application_version": WORKER_VERSION,
+        "db_engine_kwargs": engine_kwargs(database_url, "callwright-worker"),
     }
 
 

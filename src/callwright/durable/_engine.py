@@ -30,6 +30,7 @@ from dbos import DBOS
 
 from ..store import Journal, Orphan, Started, database_errors
 from ._crossing import TOOL_WORKFLOW, request_of
+from ._reconnect import engine_kwargs
 from ._segment import SegmentSpec, continued_run, drive
 from ._workers import is_proxy
 
@@ -138,6 +139,7 @@ class DurableRuntime:
                 "system_database_url": self.database_url,
                 "executor_id": self.executor_id,
                 "log_level": "WARNING",
+                "db_engine_kwargs": engine_kwargs(self.database_url, "callwright"),
             }
         )
         DBOS.listen_queues([])  # DBOS's own queues only: the tools queue is the workers'

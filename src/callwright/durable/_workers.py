@@ -67,9 +67,12 @@ from ._crossing import (
     outcome,
     workflow_id,
 )
+from ._reconnect import client_engine
 from ._tracing import current_traceparent
 
 if TYPE_CHECKING:
+    import sqlalchemy
+
     from ..run import Agent
 
 log = logging.getLogger("callwright.durable")
@@ -104,6 +107,7 @@ class ToolWorkers:
     """After how long a call no worker has taken says so."""
     _client: DBOSClient | None = field(default=None, init=False, repr=False)
     _lock: asyncio.Lock | None = field(default=None, init=False, repr=False)
+    _engine: sqlalchemy.Engine | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.worker_wait is not None and self.worker_wait < 0:
@@ -141,13 +145,24 @@ class ToolWorkers:
             self._lock = asyncio.Lock()
         async with self._lock:
             if self._client is None:
-                self._client = await asyncio.to_thread(
-                    DBOSClient,
-                    system_database_url=self.database_url,
-                    application_name="callwright",
-                    use_listen_notify=self._notified,
-                )
+                self._client = await asyncio.to_thread(self._connect)
         return self._client
+
+    def _connect(self) -> DBOSClient:
+        """A client whose connections to Postgres open again as soon as it answers after
+        an outage (``_reconnect``), rather than after DBOS's own backoff."""
+        if not self._notified:
+            return DBOSClient(system_database_url=self.database_url, application_name="callwright")
+        engine = client_engine(self.database_url, "callwright")
+        try:
+            client = DBOSClient(
+                system_database_engine=engine, application_name="callwright", use_listen_notify=True
+            )
+        except BaseException:
+            engine.dispose()
+            raise
+        self._engine = engine
+        return client
 
     @property
     def _notified(self) -> bool:
@@ -163,6 +178,9 @@ class ToolWorkers:
         if self._client is not None:
             self._client.destroy()
             self._client = None
+        if self._engine is not None:
+            self._engine.dispose()
+            self._engine = None
 
     async def call(self, name: str, arguments: dict[str, Any], ctx: ToolContext[Any]) -> Any:
         """Run one call on a worker: enqueue, relay its stream, return its result."""

@@ -564,6 +564,7 @@ class SQLJournal(JournalReads, LeaseHolder, TakeOver):
         self._live.discard(segment.id)
         if not self._closed:
             self._writer.post(self._settle_orphans)
+            self._heartbeat.soon()  # the beats settle it once the database answers
 
     def _settle_orphans(self) -> None:
         try:

@@ -129,8 +129,13 @@ def process_exists(pid: int) -> bool:
 
 
 RETRY_SECONDS = 0.1
-"""The first retry after a failed beat; each next one waits twice as long, up to the
-heartbeat's interval."""
+"""The first retry after a failed beat; each next one waits twice as long, up to
+``RETRY_MAX_SECONDS``."""
+RETRY_MAX_SECONDS = 0.5
+"""The longest wait between beats while they fail: a beat on a database that refuses
+connections costs next to nothing, and the beat after an outage also settles the runs
+it stopped (their clients' replays end then), so it comes within this of the database
+answering, not within a heartbeat interval."""
 
 
 class Heartbeat:
@@ -140,8 +145,8 @@ class Heartbeat:
     succeeded or failed (a slow writer is not buried; a batch that failed at ``BEGIN``
     before the beat ran does not stop the beats). A failed beat (the database away, its
     write lock held elsewhere) is tried again sooner, backing off from
-    ``RETRY_SECONDS`` to ``interval``: the lease is renewed as soon as the database
-    answers again. An outage is logged once when it starts and once when it is over.
+    ``RETRY_SECONDS`` to ``RETRY_MAX_SECONDS``: the lease is renewed as soon as the
+    database answers again. An outage is logged once when it starts and once when it is over.
     """
 
     def __init__(
@@ -154,6 +159,7 @@ class Heartbeat:
         self._call = call
         self._tick = tick
         self._stop = threading.Event()
+        self._wake = threading.Event()
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
@@ -162,13 +168,28 @@ class Heartbeat:
 
     def stop(self) -> None:
         self._stop.set()
+        self._wake.set()
         if self._thread is not None:
             self._thread.join(10)
+
+    def soon(self) -> None:
+        """Beat within ``RETRY_SECONDS`` rather than at the interval's end: a write just
+        failed (the database away), and the beat that succeeds settles what it stopped,
+        so beats go at the retry pace until one does."""
+        self._wake.set()
+
+    def _pause(self, seconds: float) -> bool:
+        """Wait ``seconds``, or ``RETRY_SECONDS`` once ``soon`` is called; True when
+        stopped."""
+        if self._wake.wait(seconds) and not self._stop.is_set():
+            self._wake.clear()
+            return self._stop.wait(RETRY_SECONDS)
+        return self._stop.is_set()
 
     def _beat(self) -> None:
         delay = self.interval
         failing_since: float | None = None
-        while not self._stop.wait(delay):
+        while not self._pause(delay):
             error = self._once()
             if error is None:
                 if failing_since is not None:
@@ -182,7 +203,7 @@ class Heartbeat:
                 log.warning("journal heartbeat failed (%s); trying again until it succeeds", error)
                 failing_since, delay = time.monotonic(), RETRY_SECONDS
             else:
-                delay = min(delay * 2, self.interval)
+                delay = min(delay * 2, RETRY_MAX_SECONDS, self.interval)
 
     def _once(self) -> BaseException | None:
         """One beat on the writer: its error, or None (also when stopped meanwhile)."""
