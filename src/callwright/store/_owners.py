@@ -101,8 +101,9 @@ def alive(db: Db, owner_id: str | None, now: float) -> bool:
 
 
 def drop_gone(db: Db, now: float) -> None:
-    """Forget owners that are gone and own nothing that still runs."""
-    for (owner_id,) in db.execute("SELECT id FROM owners").fetchall():
+    """Forget owners that are gone and own nothing that still runs. In id order, so two
+    processes sweeping at once lock the rows they delete in the same order (no deadlock)."""
+    for (owner_id,) in db.execute("SELECT id FROM owners ORDER BY id").fetchall():
         if alive(db, owner_id, now):
             continue
         running = db.execute(
