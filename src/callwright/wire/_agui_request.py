@@ -126,7 +126,7 @@ def decode_messages(raw: list[Any], files: FileLimits = DEFAULT_FILE_LIMITS) -> 
             if not isinstance(call_id, str):
                 raise WireError("a tool message needs a toolCallId", "invalid_request")
             client_id(call_id, "toolCallId")
-            out.append(_tool_result(item, call_id, names.get(call_id, "")))
+            out.append(_tool_result(item, call_id, names.get(call_id, ""), files))
         elif role == "reasoning":
             reasoning += text_of(item.get("content"))
         elif role == "activity":
@@ -136,8 +136,13 @@ def decode_messages(raw: list[Any], files: FileLimits = DEFAULT_FILE_LIMITS) -> 
     return out
 
 
-def _tool_result(item: dict[str, Any], call_id: str, name: str) -> ToolResultMessage:
-    content = text_of(item.get("content"))
+def _tool_result(
+    item: dict[str, Any], call_id: str, name: str, limits: FileLimits
+) -> ToolResultMessage:
+    """A tool message; the media parts of a 1.1 result (its content a part list) are its
+    files again, so the model sees them on the next turn as it did on the first."""
+    attached, skipped = agui_files(item.get("content"), limits)
+    content = "\n".join(filter(None, [text_of(item.get("content")), *skipped]))
     error = item.get("error")
     meta = item.get("metadata")
     ours = meta.get("callwright") if isinstance(meta, dict) else None
@@ -146,7 +151,7 @@ def _tool_result(item: dict[str, Any], call_id: str, name: str) -> ToolResultMes
     )
     if isinstance(error, str) and not content:
         content = error
-    return ToolResultMessage(call_id, name, content, failed)
+    return ToolResultMessage(call_id, name, content, failed, files=attached)
 
 
 def _context_message(context: Any) -> SystemMessage | None:

@@ -6,10 +6,11 @@ major version: ai 5 ``media``, ai 6 ``file-data``/``file-url``, ai 7 ``file`` wi
 data. A client reads ``output`` as any JSON, so each version gets its own spelling and
 the decoder reads all three back.
 
-AG-UI's ``TOOL_CALL_RESULT.content`` is a string in every published schema, so the
-files go beside it, as AG-UI input content parts (``image``, ``audio``, ``video``,
-``document`` with a ``data`` or ``url`` source) under ``metadata.callwright.files``,
-and the content names each file in a line of its own for clients that show only text.
+AG-UI 1.1's ``TOOL_CALL_RESULT.content`` may be a list of content parts (``text``,
+``image``, ``audio``, ``video``, ``document`` with a ``data`` or ``url`` source): a
+client that declared 1.1 gets the text and the files as parts. For earlier clients it
+is a string, so the files go beside it, as the same parts under
+``metadata.callwright.files``, and the content names each file in a line of its own.
 """
 
 from __future__ import annotations
