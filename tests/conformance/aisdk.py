@@ -23,6 +23,9 @@ DEFAULT_VERSION = 6
 PAIRS = {"text-start": "text-end", "reasoning-start": "reasoning-end"}
 ENDS = {end: start for start, end in PAIRS.items()}
 DELTAS = {"text-delta": "text-start", "reasoning-delta": "reasoning-start"}
+SINCE_7 = frozenset({"reset-step", "custom", "reasoning-file", "toolMetadata"})
+"""Chunk types and chunk fields ai 7 brought: never for an ai 5 or 6 client (the
+installed 5.x and 6.x read chunks loosely, so their schemas alone would let them by)."""
 
 
 def version_of(exchange: Exchange) -> int:
@@ -81,6 +84,9 @@ def sequence_errors(
         nulls = [k for k, v in chunk.items() if v is None and k not in ("data", "output", "input")]
         if nulls:
             problems.append(f"{kind}: null optional field(s) {nulls}")
+        newer = sorted(SINCE_7 & {kind, *chunk})
+        if newer and version < 7:
+            problems.append(f"{', '.join(newer)} sent to an ai {version} client")
         if finished:
             problems.append(f"{kind} after finish (chunk {index})")
             break
@@ -97,8 +103,6 @@ def sequence_errors(
         elif kind == "finish-step":
             steps -= 1
         elif kind == "reset-step":  # the step's parts are retracted, open ones included
-            if version < 7:
-                problems.append(f"reset-step sent to an ai {version} client")
             open_.clear()
         elif kind == "finish":
             finished = True

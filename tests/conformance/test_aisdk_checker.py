@@ -77,3 +77,13 @@ def test_reset_step_is_refused_to_older_clients_by_the_rules_too() -> None:
     assert aisdk.check(_exchange(RESET, 7))[0] == []
     problems, _ = aisdk.check(_exchange(RESET, 6))
     assert any("reset-step" in p for p in problems), problems
+
+
+def test_tool_metadata_is_refused_to_older_clients_by_the_rules() -> None:
+    failed = {"type": "tool-output-error", "toolCallId": "c", "errorText": "boom"}
+    failed["toolMetadata"] = {"callwright": {"errorKind": "failed"}}
+    start = {"type": "tool-input-start", "toolCallId": "c", "toolName": "t"}
+    stream = [*STREAM[:2], start, failed, *STREAM[-2:]]
+    assert aisdk.check(_exchange(stream, 7))[0] == []
+    problems, _ = aisdk.check(_exchange(stream, 6))
+    assert problems == ["toolMetadata sent to an ai 6 client"], problems
