@@ -115,16 +115,33 @@ def sequence_errors(
     return problems
 
 
-def check(exchange: Exchange) -> tuple[list[str], dict[str, Any]]:
-    """The Python-side problems of ``exchange``'s stream, and the stream for ``node_errors``."""
+def run_versions(exchanges: list[Exchange]) -> dict[str, int]:
+    """The ``ai`` version each run was started for (by the POST whose response named the
+    run): a replay's request does not say it, the journal knows it."""
+    return {
+        exchange.response_headers["x-callwright-run-id"]: version_of(exchange)
+        for exchange in exchanges
+        if exchange.method == "POST" and "x-callwright-run-id" in exchange.response_headers
+    }
+
+
+def check(
+    exchange: Exchange, versions: dict[str, int] | None = None
+) -> tuple[list[str], dict[str, Any]]:
+    """The Python-side problems of ``exchange``'s stream, and the stream for ``node_errors``.
+    A run's replay is held to the version of its run's POST in ``versions``, else (as a
+    resume that names no version) to 7."""
     body = exchange.json_body()
     body = body if isinstance(body, dict) else {}
     version = version_of(exchange)
+    if exchange.path.startswith("/runs/"):
+        run = exchange.path.removeprefix("/runs/").removesuffix("/events")
+        version = (versions or {}).get(run, 7)
+    elif exchange.method == "GET" and "x-ai-sdk-version" not in exchange.headers:
+        version = 7
     chunks, problems = chunks_of(exchange)
     from_start = exchange.method == "POST" or exchange.query in ("", "after=0")
     problems += sequence_errors(chunks, body, exchange.complete, from_start, version)
-    if exchange.method == "GET":  # a replay: the journal knows the version, the request not
-        version = 7
     stream: dict[str, Any] = {"version": version, "chunks": chunks}
     continued = _continued(body)
     if continued is not None and chunks and chunks[0].get("messageId") == continued:
