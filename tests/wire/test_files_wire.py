@@ -14,7 +14,7 @@ import pytest
 from ag_ui.core import RunAgentInput
 
 from callwright import Agent, FilePart
-from callwright.messages import UserMessage
+from callwright.messages import ToolResultMessage, UserMessage
 from callwright.models import ScriptedModel
 from callwright.server import ServerLimits, create_app
 from callwright.wire import FileLimits, WireError, agui, aisdk
@@ -231,6 +231,37 @@ def test_agui_skips_a_part_it_cannot_use_and_says_so(part: dict[str, Any], note:
     assert sent.files == [FilePart("image/png", data=PNG)]
     first, second = sent.content.split("\n")
     assert first == "What is this?" and second.startswith(note), sent.content
+
+
+def tool_history(*parts: dict[str, Any]) -> dict[str, Any]:
+    """A 1.1 client's history: a call, and its result as content parts (``parts``)."""
+    body = agui_body()
+    call = {"id": "call_1", "type": "function", "function": {"name": "chart", "arguments": "{}"}}
+    body["messages"] += [
+        {"id": "a1", "role": "assistant", "toolCalls": [call]},
+        {"id": "t1", "role": "tool", "toolCallId": "call_1", "content": list(parts)},
+    ]
+    return body
+
+
+def test_an_agui_tool_result_of_content_parts_keeps_its_files() -> None:
+    png = {"type": "image", "source": {"type": "data", "value": PNG, "mimeType": "image/png"}}
+    png["metadata"] = {"filename": "dot.png"}
+    body = tool_history({"type": "text", "text": "Here it is"}, png, WAV)
+    result = agui.decode_request(body).messages[-1]
+    assert isinstance(result, ToolResultMessage) and not result.is_error
+    assert result.files == [DOT]
+    text, note = result.content.split("\n")
+    assert text == "Here it is", result.content
+    assert note.startswith("[audio part 1 was not passed on: media type 'audio/wav'"), note
+
+
+def test_an_agui_tool_result_with_a_malformed_part_is_refused() -> None:
+    bad = {"type": "image", "source": {"type": "data", "value": "%%%", "mimeType": "image/png"}}
+    with pytest.raises(WireError) as caught:
+        agui.decode_request(tool_history(bad))
+    assert caught.value.code == "invalid_file"
+    assert "image part 0" in caught.value.message
 
 
 @pytest.mark.parametrize(("wire", "body", "status", "code"), REFUSED)
