@@ -45,9 +45,10 @@ VERSION_1_FIELDS: dict[str, Any] = {
     },
 }
 
-# 1.1's tool results as content parts: @ag-ui/core 1.0.0's ToolCallResultEventSchema
-# (content: string | ContentPart[]), its parts being the draft's InputContent union. The
-# producer sends them only to clients that declared 1.1 (the issue's 1.1 feature list).
+# 1.1's tool results as content parts (spec/1.1/events/tool-calls; @ag-ui/core 1.0.0's
+# ToolCallResultEventSchema: content is string | ContentPart[]): the draft's InputContent
+# union, plus what 1.0.0's parts add to it, an optional part id and the provider-file
+# source. The producer sends parts only to clients that declared 1.1.
 VERSION_1_1_FIELDS: dict[str, Any] = {
     "ToolCallResultEvent/properties/content": {
         "oneOf": [
@@ -55,6 +56,27 @@ VERSION_1_1_FIELDS: dict[str, Any] = {
             {"type": "array", "items": {"$ref": "#/$defs/InputContent"}},
         ]
     },
+    **{
+        f"{part}InputContent/properties/id": {"type": "string"}
+        for part in ("Image", "Audio", "Video", "Document")
+    },
+    "InputContentFileSource": {
+        "$anchor": "InputContentFileSource",
+        "type": "object",
+        "properties": {
+            "type": {"const": "file"},
+            "value": {"type": "string"},
+            "provider": {"type": "string"},
+            "mimeType": {"type": "string"},
+        },
+        "required": ["type", "value"],
+        "unevaluatedProperties": False,
+    },
+    "InputContentSource/oneOf": [
+        {"$ref": "#/$defs/InputContentDataSource"},
+        {"$ref": "#/$defs/InputContentUrlSource"},
+        {"$ref": "#/$defs/InputContentFileSource"},
+    ],
 }
 
 OPENERS = {
