@@ -245,23 +245,33 @@ def tool_history(*parts: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_an_agui_tool_result_of_content_parts_keeps_its_files() -> None:
+    """Held to a tool's limits, as the result was: audio comes back too (a user message's
+    would be skipped); a provider file handle is left out."""
     png = {"type": "image", "source": {"type": "data", "value": PNG, "mimeType": "image/png"}}
     png["metadata"] = {"filename": "dot.png"}
-    body = tool_history({"type": "text", "text": "Here it is"}, png, WAV)
+    body = tool_history({"type": "text", "text": "Here it is"}, png, WAV, HANDLE)
     result = agui.decode_request(body).messages[-1]
     assert isinstance(result, ToolResultMessage) and not result.is_error
-    assert result.files == [DOT]
-    text, note = result.content.split("\n")
-    assert text == "Here it is", result.content
-    assert note.startswith("[audio part 1 was not passed on: media type 'audio/wav'"), note
+    assert result.content == "Here it is"
+    assert result.files == [DOT, FilePart("audio/wav", data="AAAA")]
 
 
-def test_an_agui_tool_result_with_a_malformed_part_is_refused() -> None:
-    bad = {"type": "image", "source": {"type": "data", "value": "%%%", "mimeType": "image/png"}}
+@pytest.mark.parametrize(
+    "part",
+    [
+        {"type": "image", "source": {"type": "data", "value": "%%%", "mimeType": "image/png"}},
+        {
+            "type": "image",
+            "source": {"type": "url", "value": "http://x/a.png", "mimeType": "image/png"},
+        },
+        {"type": "image", "source": {"type": "data", "value": PNG, "mimeType": "png"}},
+    ],
+)
+def test_an_agui_tool_result_with_a_malformed_file_is_refused(part: dict[str, Any]) -> None:
     with pytest.raises(WireError) as caught:
-        agui.decode_request(tool_history(bad))
-    assert caught.value.code == "invalid_file"
-    assert "image part 0" in caught.value.message
+        agui.decode_request(tool_history(part))
+    assert caught.value.code == "invalid_file" and caught.value.status == 400
+    assert caught.value.message.startswith("a tool result's file: file 0"), caught.value.message
 
 
 @pytest.mark.parametrize(("wire", "body", "status", "code"), REFUSED)

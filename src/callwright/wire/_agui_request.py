@@ -34,6 +34,7 @@ from ._common import (
     with_extras,
 )
 from ._files import DEFAULT_FILE_LIMITS, FileLimits, agui_files
+from ._tool_files import agui_files_back
 
 
 def decode_request(
@@ -126,7 +127,7 @@ def decode_messages(raw: list[Any], files: FileLimits = DEFAULT_FILE_LIMITS) -> 
             if not isinstance(call_id, str):
                 raise WireError("a tool message needs a toolCallId", "invalid_request")
             client_id(call_id, "toolCallId")
-            out.append(_tool_result(item, call_id, names.get(call_id, ""), files))
+            out.append(_tool_result(item, call_id, names.get(call_id, "")))
         elif role == "reasoning":
             reasoning += text_of(item.get("content"))
         elif role == "activity":
@@ -136,13 +137,11 @@ def decode_messages(raw: list[Any], files: FileLimits = DEFAULT_FILE_LIMITS) -> 
     return out
 
 
-def _tool_result(
-    item: dict[str, Any], call_id: str, name: str, limits: FileLimits
-) -> ToolResultMessage:
+def _tool_result(item: dict[str, Any], call_id: str, name: str) -> ToolResultMessage:
     """A tool message; the media parts of a 1.1 result (its content a part list) are its
     files again, so the model sees them on the next turn as it did on the first."""
-    attached, skipped = agui_files(item.get("content"), limits)
-    content = "\n".join(filter(None, [text_of(item.get("content")), *skipped]))
+    attached = agui_files_back(item.get("content"))
+    content = text_of(item.get("content"))
     error = item.get("error")
     meta = item.get("metadata")
     ours = meta.get("callwright") if isinstance(meta, dict) else None
