@@ -116,29 +116,33 @@ def sequence_errors(
 
 
 def run_versions(exchanges: list[Exchange]) -> dict[str, int]:
-    """The ``ai`` version each run was started for (by the POST whose response named the
-    run): a replay's request does not say it, the journal knows it."""
-    return {
-        exchange.response_headers["x-callwright-run-id"]: version_of(exchange)
-        for exchange in exchanges
-        if exchange.method == "POST" and "x-callwright-run-id" in exchange.response_headers
-    }
+    """The ``ai`` version each run and each chat was started for (by the POST whose
+    response named the run, whose body named the chat): a replay's or a resume's request
+    need not say it, the journal knows it."""
+    out: dict[str, int] = {}
+    for exchange in exchanges:
+        if exchange.method != "POST":
+            continue
+        body = exchange.json_body()
+        if isinstance(body, dict) and isinstance(body.get("id"), str):
+            out[f"/api/chat/{body['id']}/stream"] = version_of(exchange)
+        if "x-callwright-run-id" in exchange.response_headers:
+            run = exchange.response_headers["x-callwright-run-id"]
+            out[f"/runs/{run}/events"] = version_of(exchange)
+    return out
 
 
 def check(
     exchange: Exchange, versions: dict[str, int] | None = None
 ) -> tuple[list[str], dict[str, Any]]:
     """The Python-side problems of ``exchange``'s stream, and the stream for ``node_errors``.
-    A run's replay is held to the version of its run's POST in ``versions``, else (as a
-    resume that names no version) to 7."""
+    A replay or resume that names no version is held to that of its run's or chat's POST
+    in ``versions`` (``run_versions``), else to 7."""
     body = exchange.json_body()
     body = body if isinstance(body, dict) else {}
     version = version_of(exchange)
-    if exchange.path.startswith("/runs/"):
-        run = exchange.path.removeprefix("/runs/").removesuffix("/events")
-        version = (versions or {}).get(run, 7)
-    elif exchange.method == "GET" and "x-ai-sdk-version" not in exchange.headers:
-        version = 7
+    if exchange.method == "GET" and "x-ai-sdk-version" not in exchange.headers:
+        version = (versions or {}).get(exchange.path, 7)
     chunks, problems = chunks_of(exchange)
     from_start = exchange.method == "POST" or exchange.query in ("", "after=0")
     problems += sequence_errors(chunks, body, exchange.complete, from_start, version)
