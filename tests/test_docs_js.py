@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from callwright.server import create_app
+from conformance import conformance_check  # noqa: F401  (checks the module's streams)
 from live_server import Server
 from snippets import ROOT, Snippet, snippets
 

@@ -4,7 +4,9 @@ and the sequencing rules of their specifications.
 
 ``tests/live_server.Server`` records every event stream it serves (``traffic``);
 ``problems(exchanges)`` checks a batch of them (one node process for all AI SDK streams).
-The wire and server tests check their module's traffic when the module ends.
+The wire, server, durable, examples and playground tests check their module's traffic
+when the module ends (tests/durable records it on the client side: its replicas are
+processes of their own).
 """
 
 from __future__ import annotations
@@ -18,9 +20,16 @@ from pathlib import Path
 import pytest
 
 from . import agui, aisdk
-from .traffic import CHECKING, EXCHANGES, Exchange, record
+from .traffic import CHECKING, EXCHANGES, Exchange, record, record_clients
 
-__all__ = ["EXCHANGES", "Exchange", "conformance_check", "problems", "record"]
+__all__ = [
+    "EXCHANGES",
+    "Exchange",
+    "conformance_check",
+    "problems",
+    "record",
+    "record_clients",
+]
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -45,12 +54,13 @@ def problems(exchanges: list[Exchange]) -> list[str]:
     out: list[str] = []
     streams: list[tuple[str, Exchange, dict[str, object]]] = []
     threads: dict[str, set[str]] = {}
+    versions = aisdk.run_versions(exchanges)
     for exchange in exchanges:
         name = f"{exchange.method} {exchange.path}"
         if exchange.query:
             name += f"?{exchange.query}"
         if "x-vercel-ai-ui-message-stream" in exchange.response_headers:
-            found, stream = aisdk.check(exchange)
+            found, stream = aisdk.check(exchange, versions)
             streams.append((name, exchange, stream))
         elif _is_agui(exchange):
             thread, started = agui.started_calls(exchange)

@@ -8,7 +8,8 @@ The schema is the vendored ``vendor/agui/schema.json`` (see ``vendor/README.md``
   vendored schema as is;
 * ``1.0`` and ``1.1``: the vendored schema plus ``VERSION_1_FIELDS``, the fields
   ``@ag-ui/core`` 1.0.0 declares beyond it, and ``RUN_STARTED.protocolVersion`` fixed to
-  the version the producer speaks (``negotiated``).
+  the version the producer speaks (``negotiated``);
+* ``1.1`` also: ``VERSION_1_1_FIELDS``, the tool result as a list of content parts.
 """
 
 from __future__ import annotations
@@ -44,6 +45,40 @@ VERSION_1_FIELDS: dict[str, Any] = {
     },
 }
 
+# 1.1's tool results as content parts (spec/1.1/events/tool-calls; @ag-ui/core 1.0.0's
+# ToolCallResultEventSchema: content is string | ContentPart[]): the draft's InputContent
+# union, plus what 1.0.0's parts add to it, an optional part id and the provider-file
+# source. The producer sends parts only to clients that declared 1.1.
+VERSION_1_1_FIELDS: dict[str, Any] = {
+    "ToolCallResultEvent/properties/content": {
+        "oneOf": [
+            {"type": "string"},
+            {"type": "array", "items": {"$ref": "#/$defs/InputContent"}},
+        ]
+    },
+    **{
+        f"{part}InputContent/properties/id": {"type": "string"}
+        for part in ("Image", "Audio", "Video", "Document")
+    },
+    "InputContentFileSource": {
+        "$anchor": "InputContentFileSource",
+        "type": "object",
+        "properties": {
+            "type": {"const": "file"},
+            "value": {"type": "string"},
+            "provider": {"type": "string"},
+            "mimeType": {"type": "string"},
+        },
+        "required": ["type", "value"],
+        "unevaluatedProperties": False,
+    },
+    "InputContentSource/oneOf": [
+        {"$ref": "#/$defs/InputContentDataSource"},
+        {"$ref": "#/$defs/InputContentUrlSource"},
+        {"$ref": "#/$defs/InputContentFileSource"},
+    ],
+}
+
 OPENERS = {
     "TEXT_MESSAGE_START": ("TEXT_MESSAGE_END", "messageId"),
     "TOOL_CALL_START": ("TOOL_CALL_END", "toolCallId"),
@@ -70,7 +105,8 @@ def schema_for(version: str | None) -> dict[str, Any]:
     if version is None:
         return schema
     defs = schema["$defs"]
-    for pointer, value in VERSION_1_FIELDS.items():
+    fields = {**VERSION_1_FIELDS, **(VERSION_1_1_FIELDS if version == "1.1" else {})}
+    for pointer, value in fields.items():
         *parents, last = pointer.split("/")
         node = defs
         for part in parents:

@@ -23,6 +23,9 @@ DEFAULT_VERSION = 6
 PAIRS = {"text-start": "text-end", "reasoning-start": "reasoning-end"}
 ENDS = {end: start for start, end in PAIRS.items()}
 DELTAS = {"text-delta": "text-start", "reasoning-delta": "reasoning-start"}
+SINCE_7 = frozenset({"reset-step", "custom", "reasoning-file", "toolMetadata"})
+"""Chunk types and chunk fields ai 7 brought: never for an ai 5 or 6 client (the
+installed 5.x and 6.x read chunks loosely, so their schemas alone would let them by)."""
 
 
 def version_of(exchange: Exchange) -> int:
@@ -81,6 +84,9 @@ def sequence_errors(
         nulls = [k for k, v in chunk.items() if v is None and k not in ("data", "output", "input")]
         if nulls:
             problems.append(f"{kind}: null optional field(s) {nulls}")
+        newer = sorted(SINCE_7 & {kind, *chunk})
+        if newer and version < 7:
+            problems.append(f"{', '.join(newer)} sent to an ai {version} client")
         if finished:
             problems.append(f"{kind} after finish (chunk {index})")
             break
@@ -97,8 +103,6 @@ def sequence_errors(
         elif kind == "finish-step":
             steps -= 1
         elif kind == "reset-step":  # the step's parts are retracted, open ones included
-            if version < 7:
-                problems.append(f"reset-step sent to an ai {version} client")
             open_.clear()
         elif kind == "finish":
             finished = True
@@ -111,16 +115,37 @@ def sequence_errors(
     return problems
 
 
-def check(exchange: Exchange) -> tuple[list[str], dict[str, Any]]:
-    """The Python-side problems of ``exchange``'s stream, and the stream for ``node_errors``."""
+def run_versions(exchanges: list[Exchange]) -> dict[str, int]:
+    """The ``ai`` version each run and each chat was started for (by the POST whose
+    response named the run, whose body named the chat): a replay's or a resume's request
+    need not say it, the journal knows it."""
+    out: dict[str, int] = {}
+    for exchange in exchanges:
+        if exchange.method != "POST":
+            continue
+        body = exchange.json_body()
+        if isinstance(body, dict) and isinstance(body.get("id"), str):
+            out[f"/api/chat/{body['id']}/stream"] = version_of(exchange)
+        if "x-callwright-run-id" in exchange.response_headers:
+            run = exchange.response_headers["x-callwright-run-id"]
+            out[f"/runs/{run}/events"] = version_of(exchange)
+    return out
+
+
+def check(
+    exchange: Exchange, versions: dict[str, int] | None = None
+) -> tuple[list[str], dict[str, Any]]:
+    """The Python-side problems of ``exchange``'s stream, and the stream for ``node_errors``.
+    A replay or resume that names no version is held to that of its run's or chat's POST
+    in ``versions`` (``run_versions``), else to 7."""
     body = exchange.json_body()
     body = body if isinstance(body, dict) else {}
     version = version_of(exchange)
+    if exchange.method == "GET" and "x-ai-sdk-version" not in exchange.headers:
+        version = (versions or {}).get(exchange.path, 7)
     chunks, problems = chunks_of(exchange)
     from_start = exchange.method == "POST" or exchange.query in ("", "after=0")
     problems += sequence_errors(chunks, body, exchange.complete, from_start, version)
-    if exchange.method == "GET":  # a replay: the journal knows the version, the request not
-        version = 7
     stream: dict[str, Any] = {"version": version, "chunks": chunks}
     continued = _continued(body)
     if continued is not None and chunks and chunks[0].get("messageId") == continued:

@@ -195,3 +195,17 @@ def test_crlf_framing_fails() -> None:
 )
 def test_the_version_is_negotiated_down(declared: str | None, spoken: str | None) -> None:
     assert agui.negotiated(declared) == spoken
+
+
+STREAMS_1_1 = json.loads((agui.VENDOR / "streams-1.1.json").read_text())
+
+
+@pytest.mark.parametrize("name", sorted(STREAMS_1_1))
+def test_the_specs_1_1_tool_result_streams_pass_as_1_1_only(name: str) -> None:
+    """spec/1.1's conformance streams of a tool result as content parts: every event is
+    valid 1.1; the result's part list is not valid 1.0 (whose content is a string)."""
+    events = STREAMS_1_1[name]
+    assert [e for e in events if agui.schema_errors(e, "1.1")] == []
+    result = next(e for e in events if e["type"] == "TOOL_CALL_RESULT")
+    assert agui.schema_errors(result, "1.0") != []
+    assert agui.schema_errors({**result, "content": "text"}, "1.0") == []

@@ -77,3 +77,26 @@ def test_reset_step_is_refused_to_older_clients_by_the_rules_too() -> None:
     assert aisdk.check(_exchange(RESET, 7))[0] == []
     problems, _ = aisdk.check(_exchange(RESET, 6))
     assert any("reset-step" in p for p in problems), problems
+
+
+def test_tool_metadata_is_refused_to_older_clients_by_the_rules() -> None:
+    failed = {"type": "tool-output-error", "toolCallId": "c", "errorText": "boom"}
+    failed["toolMetadata"] = {"callwright": {"errorKind": "failed"}}
+    start = {"type": "tool-input-start", "toolCallId": "c", "toolName": "t"}
+    stream = [*STREAM[:2], start, failed, *STREAM[-2:]]
+    assert aisdk.check(_exchange(stream, 7))[0] == []
+    problems, _ = aisdk.check(_exchange(stream, 6))
+    assert problems == ["toolMetadata sent to an ai 6 client"], problems
+
+
+@pytest.mark.parametrize(("started_for", "flagged"), [(6, True), (7, False)])
+def test_a_replay_is_held_to_the_version_its_run_was_started_for(
+    started_for: int, flagged: bool
+) -> None:
+    post = _exchange(STREAM, started_for)
+    post.response_headers["x-callwright-run-id"] = "run-1"
+    replay = _exchange(RESET, 6)
+    replay.method, replay.path, replay.headers = "GET", "/runs/run-1/events", {}
+    problems, stream = aisdk.check(replay, aisdk.run_versions([post, replay]))
+    assert stream["version"] == started_for
+    assert any("reset-step" in p for p in problems) is flagged, problems

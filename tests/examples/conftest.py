@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from conformance import conformance_check  # noqa: F401  (checks the module's streams)
 from live_server import Server
 
 ROOT = Path(__file__).resolve().parents[2]

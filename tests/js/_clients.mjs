@@ -1,7 +1,7 @@
 // What every driver opens with: the console captured for the report, waiting, ids, and the
 // real npm clients by name. A driver imports these, then ends with `report(...)`.
 //
-//   client names: agui1 (@ag-ui/client 1.0.0), agui0 (@ag-ui/client 0.0.59), ai5, ai6, ai7
+//   client names: agui1 (@ag-ui/client 1.0.0), agui1.1 (the same, declaring 1.1), agui0 (@ag-ui/client 0.0.59), ai5, ai6, ai7
 
 // Everything the client printed: a report carries it (a client's warnings are findings).
 export const printed = [];
@@ -35,6 +35,8 @@ export const errText = (e) => (e instanceof Error ? e.message : String(e));
 export async function withClient(name, { agui, aisdk }) {
   const loaders = {
     agui1: async () => agui(await import("agui-client-1")),
+    // the 1.0.0 client declaring 1.1 (no 1.1 client is published): `agui(module, "1.1")`
+    "agui1.1": async () => agui(await import("agui-client-1"), "1.1"),
     agui0: async () => agui(await import("agui-client-0")),
     ai5: async () => aisdk(await import("ai5"), 5),
     ai6: async () => aisdk(await import("ai6"), 6),

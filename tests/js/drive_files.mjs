@@ -1,7 +1,9 @@
 // Sends user messages with files through a REAL npm client and prints one JSON report.
 //
 //   node drive_files.mjs <client> <baseUrl> <spec.json>
-//   client: agui1 (@ag-ui/client 1.0.0), agui0 (@ag-ui/client 0.0.59), ai5, ai6, ai7
+//   client: agui1 (@ag-ui/client 1.0.0), agui1.1 (the same, declaring protocolVersion 1.1:
+//   no 1.1 client is published; 1.0.0's schemas already read a result's content parts),
+//   agui0 (@ag-ui/client 0.0.59), ai5, ai6, ai7
 //   spec: {"turns": [...]}, one user message per turn, each sent once the previous run ended:
 //     ai*:   {"text": "...", "files": [FileUIPart, ...]}  -> chat.sendMessage({ text, files })
 //     agui*: the message's content (a string or a list of content parts) -> addMessage + runAgent
@@ -55,10 +57,11 @@ async function aisdk(mod, major) {
   };
 }
 
-async function agui(mod) {
+async function agui(mod, declare = null) {
   const { HttpAgent } = mod;
   const statuses = [];
   const fetch = async (url, init) => {
+    if (declare) init = { ...init, body: JSON.stringify({ ...JSON.parse(init.body), protocolVersion: declare }) };
     const response = await globalThis.fetch(url, init);
     statuses.push(response.status);
     return response;

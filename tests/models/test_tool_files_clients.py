@@ -14,11 +14,13 @@ from typing import Any
 import httpx
 import pytest
 
+import conformance
 from callwright import MAX_TOOL_FILE_BYTES, Agent, File, FilePart, tool
 from callwright.messages import ToolResultMessage
 from callwright.models.openai import OpenAIModel
 from callwright.server import ServerLimits, create_app
 from callwright.store import SQLiteJournal
+from conformance.traffic import CHECKING, EXCHANGES
 from live_server import Server
 from models.test_files_clients import FAST, PNG, answer, drive, model_messages
 
@@ -61,6 +63,10 @@ def tool_part(report: dict[str, Any]) -> dict[str, Any]:
     return parts[0]
 
 
+NEWER = (
+    "The producer speaks protocol 1.1; this client speaks 1.0. "
+    "Unrecognised material will be stripped with warnings."
+)
 FILE_PARTS = {
     5: {"type": "media", "data": PNG, "mediaType": "image/png"},
     6: {"type": "file-data", "data": PNG, "mediaType": "image/png", "filename": "chart.png"},
@@ -127,6 +133,42 @@ def test_agui_clients_get_the_image_beside_the_text(
         }
     }
     assert model_messages(replay, 1)[-1] == SHOWN
+
+
+def test_an_agui_1_1_client_gets_content_parts_and_sends_them_back(
+    served: Server, replay: Any, tmp_path: Path
+) -> None:
+    call_chart(replay)
+    answer(replay, "A rising line.")
+    answer(replay, "Still rising.")
+    start = len(EXCHANGES)
+    CHECKING[0] += 1  # the streams are kept for the conformance check below
+    try:
+        report = drive("agui1.1", served.url, ["Plot it", "And now?"], tmp_path)
+    finally:
+        CHECKING[0] -= 1
+    streams = EXCHANGES[start:]
+    del EXCHANGES[start:]
+    first, second = report["runs"]
+    assert first["error"] is None and second["events"][-1] == "RUN_FINISHED", report
+    # the 1.0 client notes the newer producer (once a run) and strips nothing it shows
+    assert set(report["printed"]) == {f"warn: [ag-ui] {NEWER}"}, report["printed"]
+    [result] = first["toolResults"]
+    assert result["content"] == [
+        {"type": "text", "text": "Here is the chart"},
+        {
+            "type": "image",
+            "source": {"type": "data", "value": PNG, "mimeType": "image/png"},
+            "metadata": {"filename": "chart.png"},
+        },
+    ]
+    assert "metadata" not in result  # the parts are the content, not beside it
+    [tool_message] = [m for m in report["messages"] if m["role"] == "tool"]
+    assert tool_message["content"] == result["content"]
+    assert model_messages(replay, 1)[-1] == SHOWN
+    # the client sent the parts back with the history: the model sees the image again
+    assert SHOWN in model_messages(replay, 2)
+    assert len(streams) == 2 and conformance.problems(streams) == []
 
 
 def test_the_journal_keeps_the_tools_image(replay: Any, tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ import pytest
 
 from callwright.server import create_app
 from callwright.store import SQLiteJournal
+from conformance import conformance_check  # noqa: F401  (checks the module's streams)
 from live_server import Server
 
 CHROMIUM = Path("/usr/bin/chromium")

@@ -14,7 +14,7 @@ import pytest
 from ag_ui.core import RunAgentInput
 
 from callwright import Agent, FilePart
-from callwright.messages import UserMessage
+from callwright.messages import ToolResultMessage, UserMessage
 from callwright.models import ScriptedModel
 from callwright.server import ServerLimits, create_app
 from callwright.wire import FileLimits, WireError, agui, aisdk
@@ -231,6 +231,47 @@ def test_agui_skips_a_part_it_cannot_use_and_says_so(part: dict[str, Any], note:
     assert sent.files == [FilePart("image/png", data=PNG)]
     first, second = sent.content.split("\n")
     assert first == "What is this?" and second.startswith(note), sent.content
+
+
+def tool_history(*parts: dict[str, Any]) -> dict[str, Any]:
+    """A 1.1 client's history: a call, and its result as content parts (``parts``)."""
+    body = agui_body()
+    call = {"id": "call_1", "type": "function", "function": {"name": "chart", "arguments": "{}"}}
+    body["messages"] += [
+        {"id": "a1", "role": "assistant", "toolCalls": [call]},
+        {"id": "t1", "role": "tool", "toolCallId": "call_1", "content": list(parts)},
+    ]
+    return body
+
+
+def test_an_agui_tool_result_of_content_parts_keeps_its_files() -> None:
+    """Held to a tool's limits, as the result was: audio comes back too (a user message's
+    would be skipped); a provider file handle is left out."""
+    png = {"type": "image", "source": {"type": "data", "value": PNG, "mimeType": "image/png"}}
+    png["metadata"] = {"filename": "dot.png"}
+    body = tool_history({"type": "text", "text": "Here it is"}, png, WAV, HANDLE)
+    result = agui.decode_request(body).messages[-1]
+    assert isinstance(result, ToolResultMessage) and not result.is_error
+    assert result.content == "Here it is"
+    assert result.files == [DOT, FilePart("audio/wav", data="AAAA")]
+
+
+@pytest.mark.parametrize(
+    "part",
+    [
+        {"type": "image", "source": {"type": "data", "value": "%%%", "mimeType": "image/png"}},
+        {
+            "type": "image",
+            "source": {"type": "url", "value": "http://x/a.png", "mimeType": "image/png"},
+        },
+        {"type": "image", "source": {"type": "data", "value": PNG, "mimeType": "png"}},
+    ],
+)
+def test_an_agui_tool_result_with_a_malformed_file_is_refused(part: dict[str, Any]) -> None:
+    with pytest.raises(WireError) as caught:
+        agui.decode_request(tool_history(part))
+    assert caught.value.code == "invalid_file" and caught.value.status == 400
+    assert caught.value.message.startswith("a tool result's file: file 0"), caught.value.message
 
 
 @pytest.mark.parametrize(("wire", "body", "status", "code"), REFUSED)

@@ -459,11 +459,17 @@ class TestAISDKClients:
     def test_failing_tool(self, js: Any, client: str) -> None:
         r = scenario(js, client, "fail")
         ok(r)
-        check_streams(r, client)
+        (stream,) = check_streams(r, client)
         (part,) = tool_parts(assistant(r))
         assert part["state"] == "output-error"
         assert part["errorText"] == "boom"
         assert final_text(assistant(r)) == "Done: explode=boom (error)"
+        (error,) = [c for c in stream if c != "[DONE]" and c["type"] == "tool-output-error"]
+        if client == "ai7":  # the error kind, as the UI part's toolMetadata
+            assert part["toolMetadata"] == {"callwright": {"errorKind": "failed"}}
+            assert error["toolMetadata"] == part["toolMetadata"]
+        else:  # ai 5 and 6 know no toolMetadata: their schemas refuse it
+            assert "toolMetadata" not in part and "toolMetadata" not in error
 
     def test_a_policy_denial_reaches_the_model(self, js: Any, client: str) -> None:
         r = scenario(js, client, "purge")

@@ -29,6 +29,7 @@ from ..events import (
     ToolProgress,
 )
 from ..usage import Usage
+from ._agui_versions import has_content_parts
 from ._base import DeltaFrame, Payload, Payloads, SSEEncoder, on
 from ._tool_files import agui_part
 
@@ -194,7 +195,7 @@ class AGUIEncoder(SSEEncoder):
             "type": "TOOL_CALL_RESULT",
             "messageId": f"result-{e.call_id}",
             "toolCallId": e.call_id,
-            "content": with_labels(e.content, e.files) if e.files else e.content,
+            "content": self._content(e),
             "role": "tool",
         }
         info: Payload = {}
@@ -204,12 +205,22 @@ class AGUIEncoder(SSEEncoder):
                 info["errorKind"] = e.error_kind
         elif e.artifact is not None:  # the content is its preview; the link is here
             info["artifact"] = e.artifact
-        if e.files:  # the content is a string in every AG-UI schema: the parts go beside it
+        if e.files and not has_content_parts(self.protocol_version):  # a string: beside it
             info["files"] = [agui_part(f) for f in e.files]
         if info:
             result["metadata"] = {"callwright": info}
         activity = self.progress.close(e)
         return result if activity is None else [_activity(e.call_id, activity), result]
+
+    def _content(self, e: ToolCallResult) -> str | list[Payload]:
+        """The result's text; with files, its content parts for a 1.1 client, else the
+        text with a line naming each file (the parts go in the metadata)."""
+        if not e.files:
+            return e.content
+        if not has_content_parts(self.protocol_version):
+            return with_labels(e.content, e.files)
+        text: list[Payload] = [{"type": "text", "text": e.content}] if e.content else []
+        return text + [agui_part(f) for f in e.files]
 
     @on(ToolProgress)
     def _progress(self, e: ToolProgress) -> Payloads:

@@ -34,6 +34,7 @@ from ._common import (
     with_extras,
 )
 from ._files import DEFAULT_FILE_LIMITS, FileLimits, agui_files
+from ._tool_files import agui_files_back
 
 
 def decode_request(
@@ -137,6 +138,9 @@ def decode_messages(raw: list[Any], files: FileLimits = DEFAULT_FILE_LIMITS) -> 
 
 
 def _tool_result(item: dict[str, Any], call_id: str, name: str) -> ToolResultMessage:
+    """A tool message; the media parts of a 1.1 result (its content a part list) are its
+    files again, so the model sees them on the next turn as it did on the first."""
+    attached = agui_files_back(item.get("content"))
     content = text_of(item.get("content"))
     error = item.get("error")
     meta = item.get("metadata")
@@ -146,7 +150,7 @@ def _tool_result(item: dict[str, Any], call_id: str, name: str) -> ToolResultMes
     )
     if isinstance(error, str) and not content:
         content = error
-    return ToolResultMessage(call_id, name, content, failed)
+    return ToolResultMessage(call_id, name, content, failed, files=attached)
 
 
 def _context_message(context: Any) -> SystemMessage | None:

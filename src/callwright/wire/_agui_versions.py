@@ -33,3 +33,13 @@ def protocol_version(body: Any) -> str | None:
     )
     usable = [v for v in SPOKEN if tuple(int(p) for p in v.split(".")) <= wanted]
     return usable[-1] if usable else None
+
+
+CONTENT_PARTS_SINCE = "1.1"
+"""The first version whose ``TOOL_CALL_RESULT.content`` may be a list of content parts."""
+
+
+def has_content_parts(version: str | None) -> bool:
+    """Whether a stream declared as ``version`` (``protocol_version(body)``) may carry a
+    tool's result as content parts; earlier clients read ``content`` as a string."""
+    return version in SPOKEN and SPOKEN.index(version) >= SPOKEN.index(CONTENT_PARTS_SINCE)

@@ -284,13 +284,14 @@ class AISDKEncoder(SSEEncoder):
         elif e.state == "output-denied" and self.version >= 6:
             out.append({"type": "tool-output-denied", "toolCallId": e.call_id})
         elif e.call_id not in self._failed_input:  # else already shown by tool-input-error
-            out.append(
-                {
-                    "type": "tool-output-error",
-                    "toolCallId": e.call_id,
-                    "errorText": e.error or e.content,
-                }
-            )
+            error: Payload = {
+                "type": "tool-output-error",
+                "toolCallId": e.call_id,
+                "errorText": e.error or e.content,
+            }
+            if e.error_kind and self.version >= 7:  # the UI part's toolMetadata (ai 7 on)
+                error["toolMetadata"] = {"callwright": {"errorKind": e.error_kind}}
+            out.append(error)
         return out
 
     # state and application events

@@ -6,10 +6,11 @@ major version: ai 5 ``media``, ai 6 ``file-data``/``file-url``, ai 7 ``file`` wi
 data. A client reads ``output`` as any JSON, so each version gets its own spelling and
 the decoder reads all three back.
 
-AG-UI's ``TOOL_CALL_RESULT.content`` is a string in every published schema, so the
-files go beside it, as AG-UI input content parts (``image``, ``audio``, ``video``,
-``document`` with a ``data`` or ``url`` source) under ``metadata.callwright.files``,
-and the content names each file in a line of its own for clients that show only text.
+AG-UI 1.1's ``TOOL_CALL_RESULT.content`` may be a list of content parts (``text``,
+``image``, ``audio``, ``video``, ``document`` with a ``data`` or ``url`` source): a
+client that declared 1.1 gets the text and the files as parts. For earlier clients it
+is a string, so the files go beside it, as the same parts under
+``metadata.callwright.files``, and the content names each file in a line of its own.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from ._common import WireError
 
 AGUI_KINDS = {"image": "image", "audio": "audio", "video": "video"}
 """AG-UI's part type for a top-level media type; anything else is a ``document``."""
+AGUI_PART_TYPES = frozenset({*AGUI_KINDS.values(), "document"})
 
 
 def agui_part(part: FilePart) -> Payload:
@@ -90,6 +92,43 @@ def aisdk_files_back(output: Any) -> tuple[str, list[FilePart]] | None:
         return "\n".join(texts), checked_files(files)
     except ToolError as exc:
         raise WireError(f"a tool output's file: {exc.message}", "invalid_file") from None
+
+
+def agui_files_back(content: Any) -> list[FilePart]:
+    """The files of a tool message a 1.1 client sent back, its content a part list: its
+    media parts with a ``data`` or ``url`` source, held to a tool's own limits (as the
+    tool's result was, so what was sent comes back), not to a user message's. Other
+    parts (text, a provider file handle) are left out; a malformed or oversized file is a
+    400 ``invalid_file``."""
+    if not isinstance(content, list):
+        return []
+    files: list[FilePart] = []
+    for item in content:
+        if isinstance(item, dict) and item.get("type") in AGUI_PART_TYPES:
+            part = _agui_file_back(item)
+            if part is not None:
+                files.append(part)
+    try:
+        return checked_files(files)
+    except ToolError as exc:
+        raise WireError(f"a tool result's file: {exc.message}", "invalid_file") from None
+
+
+def _agui_file_back(item: dict[str, Any]) -> FilePart | None:
+    source = item.get("source")
+    if not isinstance(source, dict):
+        return None
+    kind, value, media_type = source.get("type"), source.get("value"), source.get("mimeType")
+    metadata = item.get("metadata")
+    name = metadata.get("filename") if isinstance(metadata, dict) else None
+    name = name if isinstance(name, str) and name else None
+    if not isinstance(media_type, str) or not media_type or not isinstance(value, str):
+        return None
+    if kind == "data" and value:
+        return FilePart(media_type, data=value, filename=name)
+    if kind == "url" and value:
+        return FilePart(media_type, url=value, filename=name)
+    return None
 
 
 def _file_back(item: dict[str, Any]) -> FilePart | None:
