@@ -20,7 +20,8 @@ from __future__ import annotations
 import asyncio
 import bisect
 import itertools
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from typing import Any, TypeVar
 
 from ..store import Journal
 
@@ -41,6 +42,30 @@ send costs about a millisecond, so 200 woken at once held every other request 0.
 _Key = tuple[int, int, str, str]
 _TAILS: dict[_Key, _Tail] = {}
 _tokens = itertools.count()
+_READING: dict[tuple[object, ...], asyncio.Future[Any]] = {}
+_T = TypeVar("_T")
+
+
+async def shared_read(read: Callable[..., _T], *args: object) -> _T:
+    """``read(*args)`` in a worker thread, once for every caller that asks the same while
+    it runs: 200 followers arriving at once read a run's log once, not 200 times (each
+    trip to a thread and back costs the event loop, and under load the GIL's hand-over),
+    and send the same bytes. A caller that joins gets the answer of a read begun a moment
+    before it asked, as if it had asked then."""
+    key = (id(asyncio.get_running_loop()), read, *args)
+    future = _READING.get(key)
+    if future is None:
+        future = _READING[key] = asyncio.ensure_future(asyncio.to_thread(read, *args))
+        future.add_done_callback(lambda done: _read_over(key, done))
+    result: _T = await asyncio.shield(future)
+    return result
+
+
+def _read_over(key: tuple[object, ...], future: asyncio.Future[Any]) -> None:
+    if _READING.get(key) is future:
+        del _READING[key]
+    if not future.cancelled():
+        future.exception()  # retrieved: every caller may have gone
 
 
 def _read(

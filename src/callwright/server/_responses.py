@@ -20,7 +20,7 @@ from ..wire._base import HEARTBEAT, SSEEncoder, payloads_of
 from ..wire._stream import StreamStopped, stream_run
 from ..wire.agui import AGUIEncoder
 from ..wire.aisdk import AISDKEncoder
-from ._follow import first_frame, follow_live, join_live
+from ._follow import first_frame, follow_live, join_live, shared_read
 
 RUN_ID_HEADER = "x-callwright-run-id"
 INTERRUPTED = (
@@ -212,7 +212,7 @@ async def replay_response(
     for an unknown run or another principal's, 410 for a log deleted under the
     journal's retention. While it waits on a live run, a heartbeat comment goes out
     every ``heartbeat_seconds`` of silence."""
-    known, done, found = await asyncio.to_thread(_look_up, journal, run_id, principal)
+    known, done, found = await shared_read(_look_up, journal, run_id, principal)
     if not known:
         if await asyncio.to_thread(journal.expired, run_id, principal):
             raise WireError(f"the events of run {run_id!r} are no longer kept", "expired", 410)
@@ -308,9 +308,7 @@ async def replay(
     last = 0
     sent = 0
     while True:
-        page = await asyncio.to_thread(
-            _read_page, store, segment, last, principal, max(after - sent, 0)
-        )
+        page = await shared_read(_read_page, store, segment, last, principal, max(after - sent, 0))
         last, sent = page.last, sent + page.count
         if page.data:
             yield page.data
