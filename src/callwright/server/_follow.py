@@ -42,7 +42,8 @@ send costs about a millisecond, so 200 woken at once held every other request 0.
 _Key = tuple[int, int, str, str]
 _TAILS: dict[_Key, _Tail] = {}
 _tokens = itertools.count()
-_READING: dict[tuple[object, ...], asyncio.Future[Any]] = {}
+_READING: dict[tuple[object, ...], list[asyncio.Future[Any]]] = {}
+_SHARING: set[asyncio.Task[None]] = set()
 _T = TypeVar("_T")
 
 
@@ -51,21 +52,39 @@ async def shared_read(read: Callable[..., _T], *args: object) -> _T:
     it runs: 200 followers arriving at once read a run's log once, not 200 times (each
     trip to a thread and back costs the event loop, and under load the GIL's hand-over),
     and send the same bytes. A caller that joins gets the answer of a read begun a moment
-    before it asked, as if it had asked then."""
+    before it asked, as if it had asked then. The callers are answered a group at a
+    time (``WAKE_GROUP``), other work running between."""
     key = (id(asyncio.get_running_loop()), read, *args)
-    future = _READING.get(key)
-    if future is None:
-        future = _READING[key] = asyncio.ensure_future(asyncio.to_thread(read, *args))
-        future.add_done_callback(lambda done: _read_over(key, done))
-    result: _T = await asyncio.shield(future)
-    return result
+    waiting = _READING.get(key)
+    if waiting is None:
+        waiting = _READING[key] = []
+        task = asyncio.create_task(_read_for(key, waiting, read, args))
+        _SHARING.add(task)
+        task.add_done_callback(_SHARING.discard)
+    future: asyncio.Future[_T] = asyncio.get_running_loop().create_future()
+    waiting.append(future)
+    return await future
 
 
-def _read_over(key: tuple[object, ...], future: asyncio.Future[Any]) -> None:
-    if _READING.get(key) is future:
+async def _read_for(
+    key: tuple[object, ...],
+    waiting: list[asyncio.Future[Any]],
+    read: Callable[..., Any],
+    args: tuple[object, ...],
+) -> None:
+    try:
+        result = await asyncio.to_thread(read, *args)
+    except Exception as exc:  # each caller raises it, as its own read would have
         del _READING[key]
-    if not future.cancelled():
-        future.exception()  # retrieved: every caller may have gone
+        await _wake(waiting, error=exc)
+    except BaseException:
+        del _READING[key]
+        for future in waiting:
+            future.cancel()
+        raise
+    else:
+        del _READING[key]  # a caller from now on reads anew
+        await _wake(waiting, result)
 
 
 def _read(
@@ -182,13 +201,19 @@ class _Tail:
             self._task.cancel()
 
 
-async def _wake(waiting: list[asyncio.Future[None]]) -> None:
+async def _wake(
+    waiting: list[asyncio.Future[Any]], result: object = None, error: Exception | None = None
+) -> None:
     for i in range(0, len(waiting), WAKE_GROUP):
         if i:
             await asyncio.sleep(0)
         for future in waiting[i : i + WAKE_GROUP]:
-            if not future.done():
-                future.set_result(None)
+            if future.done():
+                continue
+            if error is not None:
+                future.set_exception(error)
+            else:
+                future.set_result(result)
 
 
 def follow_live(
