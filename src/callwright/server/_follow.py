@@ -54,7 +54,8 @@ async def shared_read(read: Callable[..., _T], *args: object) -> _T:
     and send the same bytes. A caller that joins gets the answer of a read begun a moment
     before it asked, as if it had asked then. The callers are answered a group at a
     time (``WAKE_GROUP``), other work running between."""
-    key = (id(asyncio.get_running_loop()), read, *args)
+    same = (a if isinstance(a, str | int) else id(a) for a in args)  # a journal by identity
+    key = (id(asyncio.get_running_loop()), read, *same)
     waiting = _READING.get(key)
     if waiting is None:
         waiting = _READING[key] = []
