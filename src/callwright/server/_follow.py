@@ -6,13 +6,13 @@ read in a worker thread every 50 ms per client: 200 clients following one run qu
 up to 1 s). Now the followers of one segment share a ``_Tail``: one task reads the new
 frames and every follower sends them from memory.
 
-Each read that finds frames costs one socket write per follower (about 0.3 ms through
-h11, 1 ms on a loaded machine): read as fast as the thread returned, 200 followers of a
-run streaming a word every 10 ms made thousands of writes a second and held other
-requests 0.2-0.9 s. The reader now waits between reads with frames in proportion to
-its followers (``WRITES_PER_SECOND``), so a run's followers cost a bounded number of
-writes a second however many they are, each carrying every frame since its last, and
-followers at the same place send the same joined bytes.
+Each read that finds frames is one socket write per follower (about 0.1-0.3 ms through
+h11 and Starlette), carrying every frame since its last. A text stream's frames become
+readable every 0.5 s (the recorder's flush), but a run whose journal writes more often
+(tool rows, step ends) would have had a write per follower per 50 ms poll: a run's
+followers now share ``WRITES_PER_SECOND``, the reader waiting longer between reads the
+more followers it has. Followers at the same place send the same joined bytes, and
+followers asking for the same part of a log at once share its read (``shared_read``).
 """
 
 from __future__ import annotations
