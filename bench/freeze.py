@@ -182,6 +182,7 @@ ENDPOINT = {
 }
 REPLAY = f"replay of a {REPLAY_WORDS // 1000}k-frame run"
 FOLLOWED = f"{FOLLOWERS} followers of one live run ({LIVE_WORDS} words, 10 ms apart)"
+ARRIVAL = f"{FOLLOWERS} GET / at once (the followers' arrival alone)"
 BASELINE = "baseline: no request, 1 s"
 
 
@@ -323,6 +324,18 @@ async def followers_send(url: str) -> Callable[[httpx.AsyncClient], Any]:
     return send
 
 
+async def arrival(http: httpx.AsyncClient) -> str:
+    """``FOLLOWERS`` plain ``GET /`` sent at once from another process, as the followers
+    are: what accepting and routing that many connections costs, following nothing."""
+    url = f"{http.base_url}".rstrip("/") + "/"
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, __file__, "--followers", url, stdout=subprocess.PIPE
+    )
+    out, _ = await process.communicate()
+    ok = sum(size > 0 for size in json.loads(out))
+    return f"{ok}/{FOLLOWERS} answered"
+
+
 def row(name: str, runs: Sequence[Sequence[float]], outcome: str) -> str:
     """Over every repeat: the p99 and worst of all probes, and the median of each repeat's
     worst (one slow probe on a shared machine is not the server's doing every time)."""
@@ -354,6 +367,8 @@ async def main_async(names: Sequence[str], url: str, repeats: int) -> list[str]:
                 send = await followers_send(url)
             elif name == BASELINE:
                 send = idle
+            elif name == ARRIVAL:
+                send = arrival
             else:
                 send = post(ENDPOINT.get(name, "/agui"), SHAPES[name]())
             latencies, outcome = await probe_while(url, send)
@@ -375,7 +390,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.followers:
         print(json.dumps(asyncio.run(followers(args.followers, FOLLOWERS))))
         return 0
-    every = [BASELINE, *SHAPES, REPLAY, FOLLOWED]
+    every = [BASELINE, *SHAPES, REPLAY, ARRIVAL, FOLLOWED]
     if args.list:
         print("\n".join(every))
         return 0

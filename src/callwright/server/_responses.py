@@ -20,7 +20,7 @@ from ..wire._base import HEARTBEAT, SSEEncoder, payloads_of
 from ..wire._stream import StreamStopped, stream_run
 from ..wire.agui import AGUIEncoder
 from ..wire.aisdk import AISDKEncoder
-from ._follow import first_frame, follow_live
+from ._follow import first_frame, follow_live, join_live, shared_read
 
 RUN_ID_HEADER = "x-callwright-run-id"
 INTERRUPTED = (
@@ -212,12 +212,16 @@ async def replay_response(
     for an unknown run or another principal's, 410 for a log deleted under the
     journal's retention. While it waits on a live run, a heartbeat comment goes out
     every ``heartbeat_seconds`` of silence."""
-    known = await asyncio.to_thread(journal.has_events, run_id, principal)
+    known, done, found = await shared_read(_look_up, journal, run_id, principal)
     if not known:
         if await asyncio.to_thread(journal.expired, run_id, principal):
             raise WireError(f"the events of run {run_id!r} are no longer kept", "expired", 410)
         raise WireError(f"no run {run_id!r} in the journal", "unknown_run", 404)
-    wire = await _wire_of(journal, run_id, principal, wire)
+    if found is not None:
+        wire = found
+    elif not done:  # one poll for every follower waiting for the run's first frame
+        first = await first_frame(journal, run_id, principal)
+        wire = (_frame_wire(first) if first is not None else None) or wire
     return _ReplayStream(
         replay(journal, run_id, after, principal, wire.trailer),
         headers={**wire.headers, **headers, RUN_ID_HEADER: run_id},
@@ -242,27 +246,16 @@ class _ReplayStream(StreamingResponse):
         await with_heartbeat(call, self.heartbeat_seconds, scope, receive, send)
 
 
-async def _wire_of(
-    journal: Journal, run_id: str, principal: str, default: type[SSEEncoder]
-) -> type[SSEEncoder]:
-    """The wire of a run's kept log (``default`` if it ends before it keeps a frame); waits
-    for its first frame while the run has kept none yet."""
-    done, wire = await asyncio.to_thread(_first_frame_wire, journal, run_id, principal)
-    if wire is not None:
-        return wire
-    if done:
-        return default
-    first = await first_frame(journal, run_id, principal)  # one poll for every follower
-    return (_frame_wire(first) if first is not None else None) or default
-
-
-def _first_frame_wire(
+def _look_up(
     journal: Journal, run_id: str, principal: str
-) -> tuple[bool, type[SSEEncoder] | None]:
-    """Whether the run is done, and the wire its first kept frame was written for."""
+) -> tuple[bool, bool, type[SSEEncoder] | None]:
+    """Whether the run is known, whether it is done, and the wire its first kept frame
+    was written for: one trip to a worker thread for every follower that arrives."""
+    if not journal.has_events(run_id, principal):
+        return False, False, None
     done = journal.segment_done(run_id, principal)
     first = journal.events_after(run_id, 0, principal, 1)
-    return done, _frame_wire(first[0][1]) if first else None
+    return True, done, _frame_wire(first[0][1]) if first else None
 
 
 def _frame_wire(frame: bytes) -> type[SSEEncoder] | None:
@@ -315,20 +308,21 @@ async def replay(
     last = 0
     sent = 0
     while True:
-        page = await asyncio.to_thread(
-            _read_page, store, segment, last, principal, max(after - sent, 0)
-        )
+        page = await shared_read(_read_page, store, segment, last, principal, max(after - sent, 0))
         last, sent = page.last, sent + page.count
         if page.data:
             yield page.data
-        if page.count:
-            continue  # more may be kept already
-        if page.done:
+        if page.count:  # more may be kept already, unless a running reader has them
+            live = join_live(store, segment, principal, last) if sent >= after else None
+            if live is None:
+                continue
+        elif page.done:
             break
-        live = follow_live(store, segment, principal, last) if sent >= after else None
-        if live is None:
-            await asyncio.sleep(POLL_SECONDS)
-            continue
+        else:
+            live = follow_live(store, segment, principal, last) if sent >= after else None
+            if live is None:
+                await asyncio.sleep(POLL_SECONDS)
+                continue
         async for data in live:  # caught up with a live run: its one reader's frames
             yield data
         break
