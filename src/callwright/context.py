@@ -97,15 +97,17 @@ class CancelToken:
 
 class LiveCalls:
     """The calls of a run whose tools are running now, by call id: how one call is
-    stopped without stopping its run (``Run.cancel_call``). The executor adds a call when
-    its task starts and drops it when the call is done; only the event loop touches it."""
+    stopped without stopping its run (``Run.cancel_call``). The executor adds a call before
+    its start is yielded and drops it when the call is done; only the event loop touches it."""
 
     __slots__ = ("_stops",)
 
     def __init__(self) -> None:
-        self._stops: dict[str, Callable[[str], None]] = {}
+        self._stops: dict[str, Callable[[str, str], None]] = {}
 
-    def add(self, call_id: str, stop: Callable[[str], None]) -> None:
+    def add(self, call_id: str, stop: Callable[[str, str], None]) -> None:
+        """``stop(call_id, reason)`` stops the call: one for a group of calls started
+        together, so that a call never stopped costs only its entry here."""
         self._stops[call_id] = stop
 
     def discard(self, call_id: str) -> None:
@@ -116,7 +118,7 @@ class LiveCalls:
         stop = self._stops.pop(call_id, None)
         if stop is None:
             return False
-        stop(reason)
+        stop(call_id, reason)
         return True
 
     def ids(self) -> list[str]:
