@@ -2,9 +2,9 @@
 
 The group is registered as live (``Run.cancel_call`` can stop its calls) before their
 ``ToolExecutionStart`` events are yielded, and its tasks are made only after: a journal
-has recorded each start before its tool runs, with no gate for a task to wait at. A call
-that is never stopped costs one entry in the run's ``LiveCalls``; the stopper is the
-group's, made once.
+has recorded each start before its tool runs, with no gate for a task to wait at. The
+run's ``LiveCalls`` holds the group, not its calls: a call that is never stopped costs
+nothing there.
 """
 
 from __future__ import annotations
@@ -89,10 +89,7 @@ class RunningGroup:
         """Calls stopped by the default time per tool."""
         self.tool_timeout = tool_timeout
         self.cancel_grace = cancel_grace
-        stop = self.stop
-        live = scope.live_calls
-        for call, _ in group:
-            live.add(call.id, stop)
+        scope.live_calls.add(self)
 
     def put(self, item: Item) -> None:
         if threading.get_ident() == self._loop_thread:
@@ -120,31 +117,44 @@ class RunningGroup:
             self._timer = self._loop.call_later(self.tool_timeout, self._expire)
         scope.cancel.add_callback(self._on_cancel)
 
-    def stop(self, call_id: str, reason: str) -> None:
+    def stop(self, call_id: str, reason: str) -> bool:
         """How ``Run.cancel_call`` stops one call: its token fires and its task is cancelled
         after ``cancel_grace`` (at once for a tool that takes no ``ToolContext``: it could
-        not see the token). A call whose task is not made yet never runs its tool."""
-        self.stopped[call_id] = reason
+        not see the token). A call whose task is not made yet never runs its tool. False
+        for a call not of this group, finished, or stopped already."""
         at = next((i for i, (call, _) in enumerate(self._group) if call.id == call_id), None)
-        if at is None or at >= len(self._tasks):
-            return
+        if at is None or call_id in self.stopped:
+            return False
+        if at < len(self._tasks) and self._tasks[at].done():
+            return False
+        self.stopped[call_id] = reason
+        if at >= len(self._tasks):
+            return True
         task, token = self._tasks[at], self.tokens[at]
         if token is None:
             # after the task's first step (scheduled before this): cancelled before it
             # ran, the task would end without reporting its call
             self._loop.call_soon(task.cancel)
-            return
-        token.cancel(reason)
-        self._loop.call_later(self.cancel_grace, task.cancel)
+        else:
+            token.cancel(reason)
+            self._loop.call_later(self.cancel_grace, task.cancel)
+        return True
+
+    def live_ids(self) -> list[str]:
+        """The group's calls not finished nor stopped, in their order."""
+        tasks = self._tasks
+        return [
+            call.id
+            for i, (call, _) in enumerate(self._group)
+            if call.id not in self.stopped and (i >= len(tasks) or not tasks[i].done())
+        ]
 
     def close(self) -> None:
         """Stop what is left of the group and forget its calls."""
         if self._timer is not None:
             self._timer.cancel()
         self._scope.cancel.remove_callback(self._on_cancel)
-        live = self._scope.live_calls
-        for call, _ in self._group:
-            live.discard(call.id)
+        self._scope.live_calls.discard(self)
         for task in self._tasks:
             if not task.done():
                 task.cancel()

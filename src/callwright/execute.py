@@ -470,7 +470,6 @@ class StepExecutor(Generic[DepsT]):
         except Exception as exc:  # a raising tool is a result the model sees, never a crash
             call.fail(ToolError(str(exc) or type(exc).__name__))
         finally:
-            self.scope.live_calls.discard(call.id)
             if token is not None:
                 self.scope.cancel.release(token)
         put(Finished(call) if asked is None else Asked(call, asked))
