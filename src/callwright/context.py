@@ -13,7 +13,7 @@ import json
 from collections.abc import Callable, Mapping, Sized
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Generic
+from typing import TYPE_CHECKING, Any, Generic, Protocol
 
 from typing_extensions import TypeVar
 
@@ -96,39 +96,43 @@ class CancelToken:
         self._children.discard(child)
 
 
-class LiveCalls:
-    """The calls of a run whose tools are running now, by call id: how one call is
-    stopped without stopping its run (``Run.cancel_call``). The executor adds a call when
-    its task starts and drops it when the call is done; only the event loop touches it."""
+class LiveGroup(Protocol):
+    """Calls started together (the executor's running group), as ``LiveCalls`` sees them."""
 
-    __slots__ = ("_stops",)
+    def stop(self, call_id: str, reason: str) -> bool:
+        """Stop the call if it is one of the group's and still running."""
+        ...
+
+    def live_ids(self) -> list[str]:
+        """The ids of the group's calls still running."""
+        ...
+
+
+class LiveCalls:
+    """The calls of a run whose tools are running now: how one call is stopped without
+    stopping its run (``Run.cancel_call``). The executor adds a group of calls before
+    their starts are yielded and drops it when the group is done, so that a call that is
+    never stopped costs nothing here; only the event loop touches it."""
+
+    __slots__ = ("_groups",)
 
     def __init__(self) -> None:
-        self._stops: dict[str, Callable[[str], None]] = {}
+        self._groups: list[LiveGroup] = []
 
-    def add(self, call_id: str, stop: Callable[[str], None]) -> None:
-        self._stops[call_id] = stop
+    def add(self, group: LiveGroup) -> None:
+        self._groups.append(group)
 
-    def discard(self, call_id: str) -> None:
-        self._stops.pop(call_id, None)
+    def discard(self, group: LiveGroup) -> None:
+        with contextlib.suppress(ValueError):
+            self._groups.remove(group)
 
     def stop(self, call_id: str, reason: str) -> bool:
         """Stop the call (once); False when no call of that id is running."""
-        stop = self._stops.pop(call_id, None)
-        if stop is None:
-            return False
-        stop(reason)
-        return True
+        return any(group.stop(call_id, reason) for group in self._groups)
 
     def ids(self) -> list[str]:
         """The running calls' ids, oldest first."""
-        return list(self._stops)
-
-    def __contains__(self, call_id: object) -> bool:
-        return call_id in self._stops
-
-    def __len__(self) -> int:
-        return len(self._stops)
+        return [call_id for group in self._groups for call_id in group.live_ids()]
 
 
 HANDLE_BYTES = 4096

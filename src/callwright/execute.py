@@ -24,12 +24,12 @@ context, when a resumed run brings an ``InputAnswer`` for it.
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic
 
 from . import acts
+from ._running import Asked, Finished, Item, RunningGroup
 from ._strategy import PARALLEL, Strategy
 from ._tool_files import MAX_TOOL_FILE_BYTES
 from .approvals import AgentApprovalPolicy, ApprovalIds, ApprovalQuery, decide
@@ -167,7 +167,14 @@ class StepExecutor(Generic[DepsT]):
                     for event in self._finished(call):
                         yield event
                 continue
-            running = self._start(group)  # before the starts: a started call can be stopped
+            # live before the starts (a started call can be stopped), run after them
+            running = RunningGroup(
+                group,
+                self.scope,
+                self._run_one,
+                tool_timeout=self.policy.tool_timeout,
+                cancel_grace=self.policy.cancel_grace,
+            )
             try:
                 for call, _ in group:
                     yield ToolExecutionStart(call.id, call.tool_name, call.edited)
@@ -175,11 +182,11 @@ class StepExecutor(Generic[DepsT]):
                 remaining = len(group)
                 while remaining:
                     item = await running.queue.get()
-                    if isinstance(item, _Finished):
+                    if isinstance(item, Finished):
                         remaining -= 1
                         for event in self._finished(item.call):
                             yield event
-                    elif isinstance(item, _Asked):
+                    elif isinstance(item, Asked):
                         remaining -= 1
                         yield self._asked(item.call, item.request)
                     else:
@@ -391,93 +398,8 @@ class StepExecutor(Generic[DepsT]):
             groups.append(current)
         return groups
 
-    def _start(self, group: list[tuple[Call, Executor]]) -> _Running:
-        """Start a group's calls as tasks; their events arrive on the returned queue."""
-        loop = asyncio.get_running_loop()
-        queue: asyncio.Queue[Event | _Finished | _Asked] = asyncio.Queue()
-        loop_thread = threading.get_ident()
-
-        def put(item: Event | _Finished | _Asked) -> None:
-            if threading.get_ident() == loop_thread:
-                queue.put_nowait(item)
-            else:  # a sync tool reporting progress from its worker thread
-                loop.call_soon_threadsafe(queue.put_nowait, item)
-
-        timed_out: set[str] = set()
-        stopped: dict[str, str] = {}
-        trace = self.scope.trace  # when tracing, each task runs with its call's span current
-        tasks = []
-        gate = asyncio.Event()
-        for call, executor in group:
-            # a plain function without a ToolContext parameter never sees one: skip making it
-            uses_context = call.tool is not None and call.tool.uses_context
-            token = self.scope.cancel.child() if uses_context else None
-            task = asyncio.create_task(
-                self._run_one(call, executor, put, token, timed_out, stopped, gate),
-                context=None if trace is None else trace.tool_context(call),
-            )
-            tasks.append(task)
-            self.scope.live_calls.add(call.id, self._stopper(call.id, token, task, stopped))
-
-        def hard_cancel() -> None:
-            for task in tasks:
-                task.cancel()
-
-        def expire() -> None:
-            """The default time per tool is up: stop the calls whose tool sets none."""
-            for (call, _), task in zip(group, tasks, strict=True):
-                if not task.done() and call.tool is not None and call.tool.timeout is None:
-                    timed_out.add(call.id)
-                    task.cancel()
-
-        # one timer for the group instead of one per call: they all started now
-        timer = None
-        if self.policy.tool_timeout is not None:
-            timer = loop.call_later(self.policy.tool_timeout, expire)
-
-        def on_cancel() -> None:
-            loop.call_later(self.policy.cancel_grace, hard_cancel)
-
-        self.scope.cancel.add_callback(on_cancel)
-
-        def close() -> None:
-            if timer is not None:
-                timer.cancel()
-            self.scope.cancel.remove_callback(on_cancel)
-            for (call, _), task in zip(group, tasks, strict=True):
-                self.scope.live_calls.discard(call.id)
-                if not task.done():
-                    task.cancel()
-
-        return _Running(queue, close, gate.set)
-
-    def _stopper(
-        self,
-        call_id: str,
-        token: CancelToken | None,
-        task: asyncio.Task[None],
-        stopped: dict[str, str],
-    ) -> Callable[[str], None]:
-        """How ``Run.cancel_call`` stops one call: its token fires and its task is cancelled
-        after ``cancel_grace`` (at once for a tool that takes no ``ToolContext``: it could
-        not see the token)."""
-        grace = self.policy.cancel_grace
-
-        def stop(reason: str) -> None:
-            stopped[call_id] = reason
-            loop = asyncio.get_running_loop()
-            if token is None:
-                # after the task's first step (scheduled before this): cancelled before it
-                # ran, the task would end without reporting its call
-                loop.call_soon(task.cancel)
-                return
-            token.cancel(reason)
-            loop.call_later(grace, task.cancel)
-
-        return stop
-
     def _context(
-        self, call: Call, token: CancelToken, put: Callable[[Event | _Finished | _Asked], None]
+        self, call: Call, token: CancelToken, put: Callable[[Item], None]
     ) -> ToolContext[DepsT]:
         name = call.tool_name
         scope = self.scope
@@ -503,20 +425,18 @@ class StepExecutor(Generic[DepsT]):
         self,
         call: Call,
         executor: Executor,
-        put: Callable[[Event | _Finished | _Asked], None],
         token: CancelToken | None,
-        timed_out: set[str],
-        stopped: Mapping[str, str],
-        gate: asyncio.Event,
+        running: RunningGroup,
     ) -> None:
-        """Waits at ``gate`` until the call's start has been yielded and recorded: a journal
-        writes a tool's ``started`` row before the tool runs."""
+        """Made once the call's start has been yielded and recorded: a journal writes a
+        tool's ``started`` row before the tool runs."""
         tool = call.tool
         assert tool is not None
+        put = running.put
+        stopped = running.stopped
         ctx = self._context(call, token, put) if token is not None else None
         asked: InputRequest | None = None
         try:
-            await gate.wait()
             if call.id in stopped:  # stopped before it ran
                 raise asyncio.CancelledError
             if call.deferred:
@@ -547,7 +467,7 @@ class StepExecutor(Generic[DepsT]):
         except asyncio.CancelledError:
             if call.id in stopped:
                 call.fail(Cancelled(stopped[call.id]))
-            elif call.id in timed_out and self.policy.tool_timeout is not None:
+            elif call.id in running.timed_out and self.policy.tool_timeout is not None:
                 if token is not None:
                     token.cancel("timed out")
                 call.fail(TimedOut(self.policy.tool_timeout))
@@ -556,32 +476,6 @@ class StepExecutor(Generic[DepsT]):
         except Exception as exc:  # a raising tool is a result the model sees, never a crash
             call.fail(ToolError(str(exc) or type(exc).__name__))
         finally:
-            self.scope.live_calls.discard(call.id)
             if token is not None:
                 self.scope.cancel.release(token)
-        put(_Finished(call) if asked is None else _Asked(call, asked))
-
-
-@dataclass(slots=True)
-class _Running:
-    """A started group: where its events arrive, and how to stop what is left of it."""
-
-    queue: asyncio.Queue[Event | _Finished | _Asked]
-    close: Callable[[], None]
-    go: Callable[[], None]
-    """Lets the group's tools run (once their starts were yielded)."""
-
-
-@dataclass(slots=True)
-class _Finished:
-    """Queued by a call's task when it is done; the consumer emits its result events."""
-
-    call: Call
-
-
-@dataclass(slots=True)
-class _Asked:
-    """Queued by a call's task when its tool asked a human: the call stays open."""
-
-    call: Call
-    request: InputRequest
+        put(Finished(call) if asked is None else Asked(call, asked))

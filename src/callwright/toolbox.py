@@ -35,6 +35,10 @@ class ToolConflict(CallwrightError, ValueError):
     code = "tool_conflict"
 
 
+CLIENT_TOOL_CONFLICT = "client tool {!r} would replace the server tool of the same name"
+"""``ToolConflict``'s message, for a tool's name."""
+
+
 class ToolsetUnavailable(CallwrightError, RuntimeError):
     """A toolset could not list its tools (an MCP server that cannot be reached); the run
     ends with an error that says which and why."""
@@ -209,13 +213,16 @@ class Toolbox:
         overlay._overlay(overlay._client_tools, allow_override)
         return overlay
 
+    def server_tool_names(self) -> frozenset[str]:
+        """The names a client tool may not take without ``allow_override``: a server can
+        refuse a request's conflicting tools before anything else is done for it."""
+        return frozenset(name for name, t in self._tools.items() if not t.client)
+
     def _overlay(self, tools: list[Tool], allow_override: bool) -> None:
         for t in tools:
             existing = self._tools.get(t.name)
             if existing is not None and not existing.client and not allow_override:
-                raise ToolConflict(
-                    f"client tool {t.name!r} would replace the server tool of the same name"
-                )
+                raise ToolConflict(CLIENT_TOOL_CONFLICT.format(t.name))
             t.client = True
             self._tools.pop(t.name, None)
             self._tools[t.name] = t

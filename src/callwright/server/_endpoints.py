@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from typing import TYPE_CHECKING, Any, Generic
@@ -454,9 +453,8 @@ class Endpoints(Generic[DepsT]):
         """The run's stream, holding its thread until the stream ends."""
         lease = await self._threads.acquire(caller.principal, run_input.thread_id)
         try:
-            spec = self._segment_spec(run_input, encoder, caller)
             run, recorder = await start_run(
-                self, RunRequest(run_input, caller.deps, caller.principal, encoder, spec)
+                self, RunRequest(run_input, caller.deps, caller.principal, encoder)
             )
         except BaseException:
             lease.release()
@@ -470,27 +468,6 @@ class Endpoints(Generic[DepsT]):
         live.add(run, caller.principal)
         stream.on_close = lambda: live.remove(run)
         return lease.hold(stream)
-
-    def _segment_spec(
-        self, run_input: RunInput, encoder: SSEEncoder, caller: _Caller[DepsT]
-    ) -> str:
-        """With a durable runtime, what another replica needs to continue the segment if
-        this process dies: the journal writes it with the segment ("" without one)."""
-        if self.durable is None or self.journal is None or not run_input.thread_id:
-            return ""
-        from ..durable._segment import SegmentSpec, spec_of_encoder, tool_definitions
-
-        run_input.run_id = run_input.run_id or f"req_{uuid.uuid4().hex}"
-        spec = SegmentSpec(
-            request_id=run_input.run_id,
-            thread_id=run_input.thread_id,
-            principal=caller.principal or "",
-            client_tools=tool_definitions(run_input.client_tools),
-            allow_client_override=self.allow_client_override,
-            forwarded_props=dict(run_input.forwarded_props),
-            **spec_of_encoder(encoder),
-        )
-        return spec.to_json()
 
     def _headers(self, request: Request) -> dict[str, str]:
         """What every answer carries: ``nosniff``, and CORS headers for an allowed origin."""

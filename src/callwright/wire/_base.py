@@ -266,6 +266,11 @@ class SSEEncoder:
         """What ends the stream after the last event."""
         return self.trailer
 
+    def cut_short(self, message: str, code: str) -> bytes:
+        """The error frame and the stream's end: what a stream ends with when the run
+        never finishes (a journal keeps it for a replay of a segment that died)."""
+        return self.error(message, code) + self.close()
+
     def continue_after(self, frames: Iterable[bytes]) -> list[bytes]:
         """The frames that close what a stream's kept ``frames`` left open (last opened
         first), with this encoder set to go on after them.
