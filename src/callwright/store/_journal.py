@@ -25,14 +25,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
-from ..call import Decision
-from ..elicitation import InputAnswer
 from ..messages import Message
 from ..models._settings import ModelSettings
 from . import _owners
@@ -47,12 +44,13 @@ from ._rows import (
     close,
     complete,
     fence,
-    kept_decisions,
     kept_handles,
     load_history,
+    loads,
     open_pending,
     operation_row,
     purge,
+    resumed,
     save_handle,
     take_answers,
     thread_approvals,
@@ -300,7 +298,7 @@ class SQLJournal(JournalReads, LeaseHolder, TakeOver):
                     (now, principal, thread_id),
                 )
                 still_open = []
-            saved_state = state if thread is None else _loads(thread[0])
+            saved_state = state if thread is None else loads(thread[0])
             upsert_thread_and_run(db, segment, saved_state, thread is None, now)
             run_settings = keep_settings(db, segment.run_id, settings, new_run=segment.seq == 0)
             appended = [*results.values(), *new]
@@ -312,7 +310,7 @@ class SQLJournal(JournalReads, LeaseHolder, TakeOver):
                     self.limits, replace=cut is not None,
                 )  # fmt: skip
                 history += appended
-            next_op, decisions = _resumed(db, run_id, thread_id, principal, history, decisions)
+            next_op, decisions = resumed(db, run_id, thread_id, principal, history, decisions)
             remembered = [] if thread is None else thread_approvals(db, thread_id, principal)
             if self._owner is not None:
                 self._add(self._live, segment.id)
@@ -579,30 +577,8 @@ RUNNING = (
 )
 
 
-def _resumed(
-    db: Db,
-    run_id: str | None,
-    thread_id: str,
-    principal: str,
-    history: list[Message],
-    decisions: dict[str, Decision | InputAnswer],
-) -> tuple[int, dict[str, Decision | InputAnswer]]:
-    """A resumed run's next operation, and its decisions: the request's, and those kept
-    for calls approved (or denied) before its process stopped and not run yet."""
-    if run_id is None:
-        return 1, decisions
-    next_op = db.execute(
-        "SELECT COALESCE(MAX(seq), 0) + 1 FROM operations WHERE run_id = ?", (run_id,)
-    ).fetchone()[0]
-    return int(next_op), {**kept_decisions(db, thread_id, principal, history), **decisions}
-
-
 def _busy(thread_id: str) -> Rejected:
     return Rejected(
         f"thread {thread_id!r} is running another request; send this one when it has finished",
         "thread_busy",
     )
-
-
-def _loads(text: str | None) -> Any:
-    return None if text is None else json.loads(text)

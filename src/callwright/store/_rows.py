@@ -391,3 +391,26 @@ def kept_handles(db: Db, run_id: str | None, history: list[Message]) -> dict[str
         (run_id,),
     ).fetchall()
     return {call_id: json.loads(h) for call_id, h in rows if call_id in open_calls}
+
+
+def resumed(
+    db: Db,
+    run_id: str | None,
+    thread_id: str,
+    principal: str,
+    history: list[Message],
+    decisions: dict[str, Decision | InputAnswer],
+) -> tuple[int, dict[str, Decision | InputAnswer]]:
+    """A resumed run's next operation, and its decisions: the request's, and those kept
+    for calls approved (or denied) before its process stopped and not run yet."""
+    if run_id is None:
+        return 1, decisions
+    next_op = db.execute(
+        "SELECT COALESCE(MAX(seq), 0) + 1 FROM operations WHERE run_id = ?", (run_id,)
+    ).fetchone()[0]
+    return int(next_op), {**kept_decisions(db, thread_id, principal, history), **decisions}
+
+
+def loads(text: str | None) -> Any:
+    """A JSON column's value (None stays None)."""
+    return None if text is None else json.loads(text)
