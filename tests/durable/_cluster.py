@@ -208,6 +208,29 @@ async def replay(http: httpx.AsyncClient, url: str, run_id: str) -> list[dict[st
     return frames(text)
 
 
+def until_ended_sync(
+    url: str, run_id: str, headers: dict[str, str] | None = None
+) -> list[dict[str, Any]]:
+    """``until_ended`` for a test without an event loop: the run's replay from ``url``
+    once it reaches its end."""
+    deadline = time.monotonic() + 90
+    events: list[dict[str, Any]] = []
+    while time.monotonic() < deadline:
+        try:
+            with httpx.stream(
+                "GET", f"{url}/runs/{run_id}/events", headers=headers, timeout=3
+            ) as response:
+                assert response.status_code == 200, response.read()
+                text = "".join(response.iter_text())
+        except httpx.ReadTimeout:
+            text = ""
+        events = frames(text)
+        if ended(events):
+            return events
+        time.sleep(0.2)
+    raise AssertionError(f"run {run_id} did not end: {[e['type'] for e in events][-8:]}")
+
+
 def ended(events: list[dict[str, Any]]) -> bool:
     return bool(events) and events[-1]["type"] in ("RUN_FINISHED", "RUN_ERROR")
 

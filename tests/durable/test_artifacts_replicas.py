@@ -21,7 +21,15 @@ import httpx
 import pytest
 
 from _postgres import PostgresUrl
-from durable._cluster import Replica, ToolWorker, agui_body, frames, ran_in, side_effects
+from durable._cluster import (
+    Replica,
+    ToolWorker,
+    agui_body,
+    frames,
+    ran_in,
+    side_effects,
+    until_ended_sync,
+)
 
 APP = str(Path(__file__).with_name("artifacts_app.py"))
 ALICE = {"authorization": "Bearer alice-token"}
@@ -58,25 +66,6 @@ def cluster(postgres_url: PostgresUrl, tmp_path: Path) -> Iterator[list[Any]]:
     finally:
         for process in processes:
             process.stop()
-
-
-def _replayed(url: str, run_id: str) -> list[dict[str, Any]]:
-    deadline = time.monotonic() + 90
-    events: list[dict[str, Any]] = []
-    while time.monotonic() < deadline:
-        try:
-            with httpx.stream(
-                "GET", f"{url}/runs/{run_id}/events", headers=ALICE, timeout=3
-            ) as response:
-                assert response.status_code == 200, response.read()
-                text = "".join(response.iter_text())
-        except httpx.ReadTimeout:
-            text = ""
-        events = frames(text)
-        if events and events[-1]["type"] in ("RUN_FINISHED", "RUN_ERROR"):
-            return events
-        time.sleep(0.2)
-    raise AssertionError(f"run {run_id} did not end: {[e['type'] for e in events][-8:]}")
 
 
 def assert_stored_and_read(events: list[dict[str, Any]], tag: str, urls: list[str]) -> None:
@@ -136,6 +125,6 @@ def test_a_large_result_of_a_run_continued_on_b_is_stored_for_every_replica(
                     break
     except httpx.HTTPError:
         pass  # A died under the stream
-    events = _replayed(b.url, run_id)
+    events = until_ended_sync(b.url, run_id, ALICE)
     assert b.process is not None and ran_in(b.side_effects, tag)[-1] == b.process.pid
     assert_stored_and_read(events, tag, [b.url])

@@ -26,7 +26,15 @@ import httpx
 import pytest
 
 from _postgres import PostgresUrl
-from durable._cluster import Replica, ToolWorker, agui_body, frames, ran_in, side_effects
+from durable._cluster import (
+    Replica,
+    ToolWorker,
+    agui_body,
+    frames,
+    ran_in,
+    side_effects,
+    until_ended,
+)
 
 APP = str(Path(__file__).with_name("app_with_users.py"))
 JS_DIR = Path(__file__).resolve().parents[1] / "js"
@@ -230,26 +238,6 @@ async def _cancel(http: httpx.AsyncClient, url: str, run_id: str, call_id: str) 
     return response.status_code
 
 
-async def _replayed(http: httpx.AsyncClient, url: str, run_id: str) -> list[dict[str, Any]]:
-    """The run's frames from ``url`` once it has ended."""
-    deadline = time.monotonic() + 90
-    events: list[dict[str, Any]] = []
-    while time.monotonic() < deadline:
-        text = ""
-        try:
-            async with http.stream("GET", f"{url}/runs/{run_id}/events", timeout=3) as response:
-                assert response.status_code == 200, await response.aread()
-                async for chunk in response.aiter_text():
-                    text += chunk
-        except httpx.ReadTimeout:
-            pass
-        events = frames(text)
-        if events and events[-1]["type"] in ("RUN_FINISHED", "RUN_ERROR"):
-            return events
-        await asyncio.sleep(0.2)
-    raise AssertionError(f"run {run_id} did not end: {[e['type'] for e in events][-8:]}")
-
-
 def _result_of(events: list[dict[str, Any]], call_id: str) -> str:
     results = [e for e in events if e["type"] == "TOOL_CALL_RESULT" and e["toolCallId"] == call_id]
     assert len(results) == 1, results
@@ -293,7 +281,7 @@ async def test_a_call_of_a_run_continued_on_b_is_cancelled_there(
         await streaming
         await _until_started(b.side_effects, f"start {tag}", times=2)
         assert await _cancel(http, b.url, run_id, f"call_{tag}") == 202
-        events = await _replayed(http, b.url, run_id)
+        events = await until_ended(http, b.url, run_id)
         assert await _cancel(http, b.url, run_id, f"call_{tag}") == 409  # finished now
     assert _result_of(events, f"call_{tag}") == CANCELLED_TEXT
     assert events[-1]["type"] == "RUN_FINISHED"

@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from _postgres import PostgresUrl
-from durable._cluster import Replica, agui_body, frames, side_effects
+from durable._cluster import Replica, agui_body, frames, side_effects, until_ended_sync
 
 APP = str(Path(__file__).with_name("app_with_users.py"))
 ALICE = {"authorization": "Bearer alice-token"}
@@ -51,25 +51,6 @@ def users_cluster(postgres_url: PostgresUrl, tmp_path: Path) -> Iterator[list[Us
             replica.stop()
 
 
-def _until_ended(url: str, run_id: str) -> list[dict[str, object]]:
-    deadline = time.monotonic() + 90
-    events: list[dict[str, object]] = []
-    while time.monotonic() < deadline:
-        try:
-            with httpx.stream(
-                "GET", f"{url}/runs/{run_id}/events", headers=ALICE, timeout=3
-            ) as response:
-                assert response.status_code == 200, response.read()
-                text = "".join(response.iter_text())
-        except httpx.ReadTimeout:
-            text = ""
-        events = frames(text)
-        if events and events[-1]["type"] in ("RUN_FINISHED", "RUN_ERROR"):
-            return events
-        time.sleep(0.2)
-    raise AssertionError(f"run {run_id} did not end: {[e['type'] for e in events][-8:]}")
-
-
 def test_a_run_continued_on_another_replica_keeps_its_principal_and_gets_its_deps_again(
     users_cluster: list[UsersReplica],
 ) -> None:
@@ -87,7 +68,7 @@ def test_a_run_continued_on_another_replica_keeps_its_principal_and_gets_its_dep
             assert time.monotonic() < deadline, side_effects(a.side_effects)
             time.sleep(0.05)
         a.kill()
-    events = _until_ended(b.url, run_id)
+    events = until_ended_sync(b.url, run_id, ALICE)
     assert events[-1]["type"] == "RUN_FINISHED", events[-1]
     notes = [line for line in side_effects(a.side_effects) if line.startswith("who ")]
     assert notes == [

@@ -42,7 +42,7 @@ from callwright.run import Agent
 from callwright.state import RunState
 from callwright.usage import Usage
 
-from ._cluster import Replica, ToolWorker, agui_body, frames
+from ._cluster import Replica, ToolWorker, agui_body, frames, until_ended
 from .worker_agent import make_agent
 
 AGENT = str(Path(__file__).with_name("worker_agent.py")) + ":make_agent"
@@ -638,7 +638,7 @@ async def test_a_replica_killed_while_its_tool_runs_on_a_worker(
         worker.start()
         async with httpx.AsyncClient(timeout=120) as http:
             await _killed_mid_call(http, a, effects, t, seconds=3)
-            events = await _replayed_to_the_end(http, b.url, run)
+            events = await until_ended(http, b.url, run)
     finally:
         worker.stop()
         a.stop()
@@ -661,18 +661,6 @@ async def _killed_mid_call(
     replica.kill()
     with contextlib.suppress(httpx.HTTPError):
         await stream
-
-
-async def _replayed_to_the_end(http: httpx.AsyncClient, url: str, run: str) -> list[Any]:
-    deadline = time.monotonic() + 90
-    events: list[Any] = []
-    while time.monotonic() < deadline:
-        reply = await http.get(f"{url}/runs/{run}/events", params={"after": 0})
-        events = frames(reply.text) if reply.status_code == 200 else []
-        if events and events[-1]["type"] in ("RUN_FINISHED", "RUN_ERROR"):
-            return events
-        await asyncio.sleep(0.2)
-    raise AssertionError(f"run {run} did not end: {[e['type'] for e in events][-8:]}")
 
 
 def _tool_workflows(database: str) -> set[str]:
@@ -707,7 +695,7 @@ async def test_a_tool_workflow_is_deleted_once_old_unless_its_call_may_be_made_a
             await wait_for(lambda: _tool_workflows(database) == {"SUCCESS"}, 60)
             await asyncio.sleep(1.5)  # older than b's --keep-workflows when b starts
             b.start()
-            events = await _replayed_to_the_end(http, b.url, run)
+            events = await until_ended(http, b.url, run)
             await wait_for(lambda: not _tool_workflows(database), 30)
     finally:
         worker.stop()
