@@ -250,6 +250,8 @@ class StepExecutor(Generic[DepsT]):
         A human's decision for this call is applied when one came back, unless a policy
         now denies the call: nothing runs that a human or a policy denied.
         """
+        if decision is None and self.policy.approval is None and tool.requires_approval is False:
+            return []  # no policy could ask: the common call builds no query
         query = ApprovalQuery(
             call.id,
             call.tool_name,

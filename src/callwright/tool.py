@@ -515,6 +515,8 @@ def as_result(value: Any, max_file_bytes: int = MAX_TOOL_FILE_BYTES) -> ToolResu
     """Normalise what a tool returned: str, dict, pydantic model, ToolResult, anything
     JSON-able, a ``File``, or a list of text and files (a ``ToolError`` for a malformed
     file, or files over ``max_file_bytes`` together)."""
+    if isinstance(value, str):  # the common result: no model to dump, no files to split
+        return ToolResult(value)
     if isinstance(value, ToolResult):
         files = checked_files(value.files, max_file_bytes) if value.files else []
         if isinstance(value.content, BaseModel):

@@ -249,14 +249,14 @@ class ModelTurn:
         return ToolCallArgs(call.id, part.delta)
 
     def _on_part(self, part: ModelEvent) -> list[Event]:
-        if isinstance(part, TextPart):
-            return self._on_text(part.delta)
-        if isinstance(part, ReasoningPart):
-            return self._on_reasoning(part.delta)
         if isinstance(part, ToolCallStartPart):
             return self._on_call_start(part)
         if isinstance(part, ToolCallEndPart):
             return [self._complete_input(self._calls[self._ids[part.call_id]])]
+        if isinstance(part, TextPart):
+            return self._on_text(part.delta)
+        if isinstance(part, ReasoningPart):
+            return self._on_reasoning(part.delta)
         if isinstance(part, FinishPart):
             self._blocks = part.provider_blocks or self._blocks
             self.outcome.usage, self.outcome.finish = part.usage, part.reason
@@ -291,7 +291,9 @@ class ModelTurn:
         return events
 
     def _on_call_start(self, part: ToolCallStartPart) -> list[Event]:
-        events = [e for e in (self._close_text(), self._close_reasoning()) if e is not None]
+        events: list[Event] = []
+        if self._open_text is not None or self._open_reasoning is not None:
+            events += [e for e in (self._close_text(), self._close_reasoning()) if e is not None]
         tool = self._toolbox.get(part.name)
         call_id = part.call_id
         if call_id in self._calls or call_id in self._used_ids or not _SENDABLE.fullmatch(call_id):
